@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# rayo's test command (the README's, and what CI runs):
+#   1. installs dependencies, builds the release configuration, runs every CTest
+#      test that needs no GPU (labels unit, parity, slow);
+#   2. builds with ASan+UBSan and runs the unit tests again under the sanitizers;
+#   3. when clang is present, runs the GGUF reader fuzzer for a short bounded time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+
+echo "== release build and tests"
+scripts/build.sh build
+ctest --test-dir build --output-on-failure -j"$jobs" -LE gpu
+
+echo "== ASan+UBSan build and unit tests"
+scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAYO_SANITIZE=ON
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit
+
+if command -v clang++ >/dev/null 2>&1 && [ -d fuzz ] && ls fuzz/*.cpp >/dev/null 2>&1; then
+  echo "== fuzzing (bounded)"
+  scripts/fuzz.sh 30
+fi
