@@ -46,7 +46,12 @@ class CpuBackend : public graph::Backend {
 
   ThreadPool pool_;
   KvCache kv_;
-  AlignedBuffer scores_;  // per-thread attention scores, n_ctx floats each
+  // Cache row of position `pos` of the sequence of token t in the current step.
+  int64_t cache_row(int64_t t, int32_t pos) const;
+
+  AlignedBuffer scores_;      // per thread: attention scores, max_seq_len floats
+  AlignedBuffer seq_rows_;    // per thread: cache rows of a sequence, max_seq_len int64s
+  std::vector<int64_t> store_rows_;  // cache row of each token of the step
   std::map<const void*, MatmulWeight> matmul_weights_;  // by data pointer: shared across graphs
   std::map<const void*, std::vector<float>> f32_weights_;  // norms, biases, rope factors
   std::map<const graph::Graph*, GraphState> graphs_;
