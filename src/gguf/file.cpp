@@ -131,7 +131,7 @@ std::string Value::summary(size_t max_items) const {
     case ValueType::F64: return cat(scalar_.f);
     case ValueType::ARRAY: {
       std::string out = cat("[", value_type_name(element_type_), "; ", items_.size(), "]");
-      if (items_.empty()) return out;
+      if (items_.empty() || max_items == 0) return out;
       out += " [";
       const size_t shown = std::min(max_items, items_.size());
       for (size_t i = 0; i < shown; ++i) {
