@@ -24,14 +24,21 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins until pred() holds or the spin time runs out; returns pred().
+// Spins until pred() holds or the spin time runs out; returns pred(). After a
+// short burst of pause instructions it yields between checks, so that when the
+// machine has more runnable threads than cores (other processes, or a pool
+// larger than the core count) the thread being waited for gets to run.
 template <typename Pred>
 bool spin_until(Pred pred) {
+  for (int i = 0; i < 2000; ++i) {
+    if (pred()) return true;
+    cpu_relax();
+  }
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0; i < 16; ++i) {
       if (pred()) return true;
-      cpu_relax();
+      std::this_thread::yield();
     }
     if (std::chrono::steady_clock::now() - start > kSpinTime) return pred();
   }
