@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/half.h"
 #include "quant/blocks.h"
+#include "quant/k_scales.h"
 
 namespace rayo::cpu {
 
@@ -17,23 +18,6 @@ int sub_block_size(TensorType type) {
     case TensorType::Q6_K: return 16;
     default: return 32;
   }
-}
-
-void q3k_scales(const uint8_t* packed12, int8_t* out16) {
-  // Bytes 0..7 hold the low 4 bits of the scales (byte i: scale i in the low
-  // nibble, scale i + 8 in the high one); bytes 8..11 the high 2 bits, four
-  // scales per byte (byte 8 + i: scales i, i + 4, i + 8, i + 12).
-  uint32_t aux[3];
-  std::memcpy(aux, packed12, 12);
-  const uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
-  uint32_t out[4];
-  out[0] = (aux[0] & kmask2) | (((aux[2] >> 0) & kmask1) << 4);
-  out[1] = (aux[1] & kmask2) | (((aux[2] >> 2) & kmask1) << 4);
-  out[2] = ((aux[0] >> 4) & kmask2) | (((aux[2] >> 4) & kmask1) << 4);
-  out[3] = ((aux[1] >> 4) & kmask2) | (((aux[2] >> 6) & kmask1) << 4);
-  uint8_t bytes[16];
-  std::memcpy(bytes, out, 16);
-  for (int i = 0; i < 16; ++i) out16[i] = static_cast<int8_t>(static_cast<int>(bytes[i]) - 32);
 }
 
 namespace {
@@ -116,7 +100,7 @@ void decode_q3_k(const BlockQ3_K* b, int64_t nb, int8_t* q, float* scale, float*
   for (int64_t i = 0; i < nb; ++i) {
     const float d = fp16_to_fp32(b[i].d);
     int8_t sc[16];
-    q3k_scales(b[i].scales, sc);
+    unpack_q3_k_scales(b[i].scales, sc);
     for (int s = 0; s < 16; ++s) {
       scale[16 * i + s] = d * static_cast<float>(sc[s]);
       min[16 * i + s] = 0.0f;
@@ -139,7 +123,7 @@ void decode_q4_k(const BlockQ4_K* b, int64_t nb, int8_t* q, float* scale, float*
     const float d = fp16_to_fp32(b[i].d), dmin = fp16_to_fp32(b[i].dmin);
     for (int s = 0; s < 8; ++s) {
       uint8_t sc, m;
-      k4_scale_min(s, b[i].scales, &sc, &m);
+      get_scale_min_k4(s, b[i].scales, &sc, &m);
       scale[8 * i + s] = d * static_cast<float>(sc);
       min[8 * i + s] = dmin * static_cast<float>(m);
     }
@@ -158,7 +142,7 @@ void decode_q5_k(const BlockQ5_K* b, int64_t nb, int8_t* q, float* scale, float*
     const float d = fp16_to_fp32(b[i].d), dmin = fp16_to_fp32(b[i].dmin);
     for (int s = 0; s < 8; ++s) {
       uint8_t sc, m;
-      k4_scale_min(s, b[i].scales, &sc, &m);
+      get_scale_min_k4(s, b[i].scales, &sc, &m);
       scale[8 * i + s] = d * static_cast<float>(sc);
       min[8 * i + s] = dmin * static_cast<float>(m);
     }

@@ -20,18 +20,4 @@ int sub_block_size(TensorType type);
 // q has cols entries; scale and min have cols / sub_block_size(type) entries.
 void decode_row(TensorType type, const void* row, int64_t cols, int8_t* q, float* scale, float* min);
 
-// Decodes one 6-bit (scale, min) pair j (0..7) of Q4_K/Q5_K's packed 12 bytes.
-inline void k4_scale_min(int j, const uint8_t* s, uint8_t* sc, uint8_t* m) {
-  if (j < 4) {
-    *sc = s[j] & 63;
-    *m = s[j + 4] & 63;
-  } else {
-    *sc = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
-    *m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
-}
-
-// Decodes Q3_K's 16 packed 6-bit scales (already offset by -32).
-void q3k_scales(const uint8_t* packed12, int8_t* out16);
-
 }  // namespace rayo::cpu

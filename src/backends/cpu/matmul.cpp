@@ -65,7 +65,7 @@ Plan make_plan(const MatmulWeight& w, Isa isa) {
     plan.scratch_bytes = 0;
     return plan;
   }
-  if (w.packed && isa != Isa::Scalar) {
+  if (w.packed && detail::packed_kernel(isa, w.type) != nullptr) {
     plan.kernel = detail::packed_kernel(isa, w.type);
     plan.scratch_bytes = 0;
     plan.row_unit = detail::kPackRows;
@@ -114,7 +114,7 @@ MatmulWeight prepare_weight(TensorType type, const void* data, int64_t rows, int
   w.data = data;
   w.rows = rows;
   w.cols = cols;
-  if (active_isa() != Isa::Scalar && detail::packable(type)) w.packed = detail::pack_weight(type, data, rows, cols);
+  if (detail::packable(type) && detail::packed_kernel(active_isa(), type) != nullptr) w.packed = detail::pack_weight(type, data, rows, cols);
   return w;
 }
 
