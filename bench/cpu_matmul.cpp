@@ -9,6 +9,8 @@
 //   RAYO_CPU_ISA=avx2 build/bench_cpu_matmul ...   (force an instruction set)
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -51,8 +53,14 @@ std::vector<uint8_t> random_weights(TensorType type, int64_t rows, int64_t cols,
   return buf;
 }
 
+// Threads: 2 (the target machine's cores), or $RAYO_BENCH_THREADS.
+int bench_threads() {
+  const char* env = std::getenv("RAYO_BENCH_THREADS");
+  return env ? std::max(1, std::atoi(env)) : 2;
+}
+
 struct Fixture {
-  Fixture(TensorType type, int64_t rows, int64_t cols, int64_t n_tokens, int copies) : pool(2) {
+  Fixture(TensorType type, int64_t rows, int64_t cols, int64_t n_tokens, int copies) : pool(bench_threads()) {
     for (int c = 0; c < copies; ++c) {
       data.push_back(random_weights(type, rows, cols, 17 + c));
       weights.push_back(prepare_weight(type, data.back().data(), rows, cols));
