@@ -9,7 +9,7 @@ namespace rayo::tokenizer {
 
 BpeModel::BpeModel(const Vocab& vocab, const std::vector<std::string_view>& merges, bool ignore_merges)
     : vocab_(&vocab), ignore_merges_(ignore_merges), next_extra_id_(vocab.size()) {
-  merges_.reserve(merges.size() * 2);
+  merges_.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const std::string_view merge = merges[rank];
     // Split at the first space after the first character, as llama.cpp does; a
@@ -21,7 +21,7 @@ BpeModel::BpeModel(const Vocab& vocab, const std::vector<std::string_view>& merg
     const int32_t a = intern(left);
     const int32_t b = intern(right);
     const int32_t result = intern(std::string(left) + std::string(right));
-    merges_.emplace(key(a, b), Merge{static_cast<int32_t>(rank), result});
+    merges_.insert(key(a, b), static_cast<int32_t>(rank), result);
   }
   for (int b = 0; b < 256; ++b) {
     const std::string_view text = byte_to_unicode(static_cast<uint8_t>(b));
@@ -123,9 +123,9 @@ void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) con
     const int32_t a = symbols[left].id;
     const int32_t b = symbols[right].id;
     if (a < 0 || b < 0) return;
-    auto it = merges_.find(key(a, b));
-    if (it == merges_.end()) return;
-    heap.push_back({it->second.rank, left, right, a, b, it->second.result});
+    const PairTable::Entry* merge = merges_.find(key(a, b));
+    if (!merge) return;
+    heap.push_back({merge->a, left, right, a, b, merge->b});
     std::push_heap(heap.begin(), heap.end(), BigramLess{});
   };
   for (int32_t i = 1; i < n; ++i) try_add(i - 1, i);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/flat_hash.h"
 #include "tokenizer/vocab.h"
 
 namespace rayo::tokenizer {
@@ -31,10 +32,6 @@ class BpeModel {
   size_t n_merges() const { return merges_.size(); }
 
  private:
-  struct Merge {
-    int32_t rank;
-    int32_t result;  // id of the merged string
-  };
   static uint64_t key(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   }
@@ -45,7 +42,7 @@ class BpeModel {
   bool ignore_merges_;
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> extra_ids_;
   int32_t next_extra_id_;
-  std::unordered_map<uint64_t, Merge> merges_;
+  PairTable merges_;  // key(left, right) -> (rank, id of the merged string)
   std::array<int32_t, 256> byte_ids_{};  // id of each byte's character, -1 if it has none
 };
 

@@ -7,6 +7,8 @@
 
 namespace rayo::tokenizer {
 
+static constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+
 SpmModel::SpmModel(const Vocab& vocab, int32_t unk_id) : vocab_(&vocab) {
   static const char* kHex = "0123456789ABCDEF";
   for (int b = 0; b < 256; ++b) {
@@ -14,6 +16,59 @@ SpmModel::SpmModel(const Vocab& vocab, int32_t unk_id) : vocab_(&vocab) {
     int32_t id = vocab.find(hex);
     if (id < 0) id = vocab.find(std::string(1, static_cast<char>(b)));
     byte_tokens_[b] = id >= 0 ? id : unk_id;
+  }
+  for (int b = 0; b < 128; ++b) isolated_[b] = true;
+  for (int32_t id = 0; id < vocab.size(); ++id) {
+    const std::string& text = vocab.at(id).text;
+    if (text.size() < 2) continue;
+    for (char c : text)
+      if (static_cast<uint8_t>(c) < 128) isolated_[static_cast<uint8_t>(c)] = false;
+    // "▁" (E2 96 81) allowed only in the token's leading run of them.
+    size_t i = 0;
+    while (text.compare(i, 3, kSpace) == 0) i += 3;
+    if (text.find(kSpace, i) != std::string::npos) split_words_ = false;
+  }
+}
+
+void SpmModel::encode(std::string_view text, std::vector<int32_t>& out) const {
+  WordCache cache;
+  encode(text, out, cache);
+}
+
+void SpmModel::encode(std::string_view text, std::vector<int32_t>& out, WordCache& cache) const {
+  auto encode_word = [&](std::string_view word) {
+    if (word.empty()) return;
+    if (cache.lookup(word, out)) return;
+    const size_t before = out.size();
+    encode_segment(word, out);
+    cache.store(word, out.data() + before, out.size() - before);
+  };
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<uint8_t>(text[i]);
+    if (isolated_[c]) {
+      encode_word(text.substr(start, i - start));
+      emit(text.substr(i, 1), out);
+      start = i + 1;
+    } else if (split_words_ && c == 0xE2 && i > start && text.compare(i, 3, kSpace) == 0 &&
+               !(i >= 3 && text.compare(i - 3, 3, kSpace) == 0)) {
+      // A "▁" run starts here after some other character: a new word.
+      encode_word(text.substr(start, i - start));
+      start = i;
+    }
+  }
+  encode_word(text.substr(start));
+}
+
+void SpmModel::emit(std::string_view piece, std::vector<int32_t>& out) const {
+  const int32_t id = vocab_->find(piece);
+  if (id >= 0) {
+    out.push_back(id);
+    return;
+  }
+  for (char c : piece) {
+    const int32_t byte_id = byte_tokens_[static_cast<uint8_t>(c)];
+    if (byte_id >= 0) out.push_back(byte_id);
   }
 }
 
@@ -42,11 +97,13 @@ struct BigramLess {
 
 }  // namespace
 
-void SpmModel::encode(std::string_view text, std::vector<int32_t>& out) const {
+void SpmModel::encode_segment(std::string_view text, std::vector<int32_t>& out) const {
   if (text.empty()) return;
   const Vocab& vocab = *vocab_;
-  std::vector<Symbol> symbols;
-  symbols.reserve(text.size());
+  thread_local std::vector<Symbol> symbols;
+  thread_local std::vector<Bigram> heap;
+  symbols.clear();
+  heap.clear();
   for (size_t pos = 0; pos < text.size();) {
     const size_t n = std::min(utf8_length_from_lead(static_cast<uint8_t>(text[pos])), text.size() - pos);
     const auto index = static_cast<int32_t>(symbols.size());
@@ -55,8 +112,6 @@ void SpmModel::encode(std::string_view text, std::vector<int32_t>& out) const {
     pos += n;
   }
 
-  std::vector<Bigram> heap;
-  heap.reserve(symbols.size());
   const size_t max_bytes = vocab.max_token_bytes();
   auto try_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
@@ -86,19 +141,7 @@ void SpmModel::encode(std::string_view text, std::vector<int32_t>& out) const {
     try_add(bigram.left, left.next);
   }
 
-  for (int32_t i = 0; i != -1; i = symbols[i].next) {
-    const Symbol& s = symbols[i];
-    const std::string_view piece = text.substr(s.begin, s.size);
-    const int32_t id = vocab.find(piece);
-    if (id >= 0) {
-      out.push_back(id);
-      continue;
-    }
-    for (char c : piece) {
-      const int32_t byte_id = byte_tokens_[static_cast<uint8_t>(c)];
-      if (byte_id >= 0) out.push_back(byte_id);
-    }
-  }
+  for (int32_t i = 0; i != -1; i = symbols[i].next) emit(text.substr(symbols[i].begin, symbols[i].size), out);
 }
 
 }  // namespace rayo::tokenizer

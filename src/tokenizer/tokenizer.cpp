@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "tokenizer/tokenizer_impl.h"
 #include "tokenizer/utf8.h"
+#include "tokenizer/word_cache.h"
 
 namespace rayo::tokenizer {
 namespace {
@@ -220,6 +221,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
     // special token, then spaces become U+2581.
     bool after_special = true;
     std::string escaped;
+    WordCache cache;
     for (const Fragment& f : fragments) {
       if (f.token >= 0) {
         out.push_back(f.token);
@@ -232,18 +234,28 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
         if (c == ' ') escaped += "\xE2\x96\x81";
         else escaped += c;
       }
-      t.spm->encode(escaped, out);
+      t.spm->encode(escaped, out, cache);
       after_special = false;
     }
   } else {
+    // The cache holds views into the fragments' cleaned texts, so those live as
+    // long as it does.
+    std::vector<std::string> cleaned;
+    cleaned.reserve(fragments.size());
+    WordCache cache;
     for (const Fragment& f : fragments) {
       if (f.token >= 0) {
         out.push_back(f.token);
         continue;
       }
-      const std::string clean = sanitize_utf8(text.substr(f.begin, f.size));
-      const std::string_view view(clean);
-      for (const Span& word : t.pre->split(view)) t.bpe->encode_word(view.substr(word.begin, word.size), out);
+      const std::string_view view = cleaned.emplace_back(sanitize_utf8(text.substr(f.begin, f.size)));
+      for (const Span& span : t.pre->split(view)) {
+        const std::string_view word = view.substr(span.begin, span.size);
+        if (cache.lookup(word, out)) continue;
+        const size_t before = out.size();
+        t.bpe->encode_word(word, out);
+        cache.store(word, out.data() + before, out.size() - before);
+      }
     }
   }
   if (add_special && t.add_eos) out.push_back(t.eos);

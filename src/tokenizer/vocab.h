@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace rayo::tokenizer {
@@ -48,14 +47,29 @@ class Vocab {
   TokenData& mutable_at(int32_t id) { return tokens_.at(static_cast<size_t>(id)); }
   // -1 when no token has this text.
   int32_t find(std::string_view text) const {
-    auto it = ids_.find(text);
-    return it == ids_.end() ? -1 : it->second;
+    if (slots_.empty()) return -1;
+    const uint64_t h = StringHash{}(text);
+    const uint32_t tag = static_cast<uint32_t>(h >> 32);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.id < 0) return -1;
+      if (s.tag == tag && tokens_[static_cast<size_t>(s.id)].text == text) return s.id;
+    }
   }
   size_t max_token_bytes() const { return max_token_bytes_; }
 
  private:
+  // Open addressing over token ids; `tag` holds the high hash bits so that most
+  // probes need no string compare.
+  struct Slot {
+    int32_t id = -1;
+    uint32_t tag = 0;
+  };
+  void insert_slot(int32_t id);
+
   std::vector<TokenData> tokens_;
-  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids_;
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
   size_t max_token_bytes_ = 0;
 };
 
