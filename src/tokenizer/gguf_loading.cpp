@@ -26,6 +26,8 @@ Tokenizer Tokenizer::from_gguf(const gguf::File& file) {
   if (file.has("tokenizer.ggml.token_type")) {
     for (int64_t v : file.get_int_array("tokenizer.ggml.token_type")) spec.token_types.push_back(static_cast<int32_t>(v));
   }
+  if (spec.model == "gpt2" && !file.has("tokenizer.ggml.merges"))
+    fail(file.path(), ": byte-level BPE vocabulary without merges (tokenizer.ggml.merges is missing)");
   if (file.has("tokenizer.ggml.merges")) {
     for (std::string_view m : file.get_string_array("tokenizer.ggml.merges")) spec.merges.emplace_back(m);
   }

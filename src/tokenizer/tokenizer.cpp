@@ -202,7 +202,6 @@ Tokenizer Tokenizer::from_spec(const TokenizerSpec& spec) {
     t.spm = std::make_unique<SpmModel>(vocab, t.unk);
   } else {
     std::vector<std::string_view> merges(spec.merges.begin(), spec.merges.end());
-    if (merges.empty()) fail("byte-level BPE vocabulary without merges (tokenizer.ggml.merges)");
     t.bpe = std::make_unique<BpeModel>(vocab, merges, ignore_merges);
   }
   t.specials = std::make_unique<SpecialTokenMatcher>(vocab);

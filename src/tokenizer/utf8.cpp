@@ -75,18 +75,18 @@ bool is_valid_utf8(std::string_view text) {
 }
 
 std::string sanitize_utf8(std::string_view text) {
-  // Fast path: almost all text is valid.
+  // Fast path: almost all text is valid and is copied unchanged.
   size_t pos = 0;
-  while (pos < text.size()) {
-    const uint8_t c = static_cast<uint8_t>(text[pos]);
-    if (c < 0x80) {
+  bool valid = true;
+  while (pos < text.size() && valid) {
+    if (static_cast<uint8_t>(text[pos]) < 0x80) {
       ++pos;
       continue;
     }
     const size_t start = pos;
-    if (decode_utf8(text, pos) == kReplacementChar && pos - start != 3) break;
+    valid = !(decode_utf8(text, pos) == kReplacementChar && pos - start != 3);
   }
-  if (pos >= text.size()) return std::string(text);
+  if (valid) return std::string(text);
 
   std::string out;
   out.reserve(text.size() + 16);

@@ -13,6 +13,7 @@
 #include "gguf/file.h"
 #include "support/paths.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
 
 namespace rayo::tokenizer {
 namespace {
@@ -94,6 +95,17 @@ TEST_P(TokenizerVectors, EncodeMatchesLlamaCppAndDecodesBack) {
       EXPECT_EQ(decoded, inputs[i]) << "string " << i;
       ++round_trips;
     }
+
+    // Streaming: never half a character, and the same bytes in the end.
+    StreamingDecoder stream(tok, /*special=*/false);
+    std::string joined;
+    for (int32_t id : ids) {
+      const std::string chunk = stream.push(id);
+      EXPECT_TRUE(is_valid_utf8(chunk)) << "string " << i;
+      joined += chunk;
+    }
+    joined += stream.finish();
+    if (!cleaned) EXPECT_EQ(joined, inputs[i]) << "string " << i;
   }
   EXPECT_GT(round_trips, inputs.size() / 2);
 }
