@@ -66,7 +66,6 @@ constexpr int kMaxArrayDepth = 8;
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;
 // A metadata entry takes at least: key length, value type, a one-byte value.
 constexpr uint64_t kMinKeyValueBytes = 8 + 4 + 1;
-constexpr uint64_t kHeaderBytes = 4 + 4 + 8 + 8;
 constexpr uint32_t kMaxDims = 4;
 
 }  // namespace
@@ -131,7 +130,7 @@ std::string Value::summary(size_t max_items) const {
     case ValueType::F64: return cat(scalar_.f);
     case ValueType::ARRAY: {
       std::string out = cat("[", value_type_name(element_type_), "; ", items_.size(), "]");
-      if (items_.empty()) return out;
+      if (items_.empty() || max_items == 0) return out;
       out += " [";
       const size_t shown = std::min(max_items, items_.size());
       for (size_t i = 0; i < shown; ++i) {
