@@ -5,6 +5,13 @@
 // string values are zero-copy views into the mapping, valid while the File lives.
 //
 // Spec: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+//
+// What is checked, before anything is handed out: magic, version (2 or 3), that
+// the tensor and key counts fit the file size, that every string and array stays
+// inside the file, that keys and tensor names are unique, that every tensor has 1
+// to 4 non-zero dimensions whose product does not overflow, a known type, rows
+// made of whole blocks, an offset aligned to `general.alignment` (a power of two,
+// default 32) and data that lies inside the file.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -23,6 +30,9 @@ enum class ValueType : uint32_t {
   STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
 };
 std::string_view value_type_name(ValueType type);  // "u32", "string", "array", ...
+
+// 'name' for an error message: control bytes escaped, long names cut.
+std::string quoted(std::string_view s);
 
 // One metadata value. Arrays may nest (arrays of arrays).
 class Value {
@@ -47,6 +57,9 @@ class Value {
 
   // One-line summary for `rayo inspect`: `5`, `"llama"`, `[string; 32000]`, ...
   std::string summary(size_t max_items = 8) const;
+
+  // "string", "u32 7", "array of f32": what a value is, for error messages.
+  std::string describe() const;
 
  private:
   friend class Parser;
