@@ -18,8 +18,21 @@ std::string object_description(const Value& v) {
   return v.type_name() + " object";
 }
 
-static int64_t checked(bool overflow, int64_t r) {
-  if (overflow) fail("integer overflow");
+static int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) fail("integer overflow");
+  return r;
+}
+
+static int64_t checked_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) fail("integer overflow");
+  return r;
+}
+
+static int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) fail("integer overflow");
   return r;
 }
 
@@ -70,18 +83,18 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b, size
       return Value::number(a.as_double() / b.as_double());
     }
     if (ints) {
-      int64_t x = a.as_int(), y = b.as_int(), r = 0;
-      if (op == "+") return Value::integer(checked(__builtin_add_overflow(x, y, &r), r));
-      if (op == "-") return Value::integer(checked(__builtin_sub_overflow(x, y, &r), r));
-      if (op == "*") return Value::integer(checked(__builtin_mul_overflow(x, y, &r), r));
+      int64_t x = a.as_int(), y = b.as_int();
+      if (op == "+") return Value::integer(checked_add(x, y));
+      if (op == "-") return Value::integer(checked_sub(x, y));
+      if (op == "*") return Value::integer(checked_mul(x, y));
       if (op == "//") return Value::integer(floor_div(x, y));
       if (op == "%") return Value::integer(floor_mod(x, y));
       if (op == "**") {
         if (y < 0) return Value::number(std::pow(static_cast<double>(x), static_cast<double>(y)));
         int64_t result = 1;
         for (int64_t base = x; y > 0; y >>= 1) {
-          if (y & 1) result = checked(__builtin_mul_overflow(result, base, &result), result);
-          if (y > 1) base = checked(__builtin_mul_overflow(base, base, &base), base);
+          if (y & 1) result = checked_mul(result, base);
+          if (y > 1) base = checked_mul(base, base);
         }
         return Value::integer(result);
       }
