@@ -43,7 +43,7 @@ Value lookup_path(const Value& v, const Value& path) {
 
 // Sort/unique key: strings compare lower-cased unless case-sensitive.
 Value fold_case(const Value& v, bool case_sensitive) {
-  return !case_sensitive && v.is_string() ? Value::string(ascii_lower(v.as_string())) : v;
+  return !case_sensitive && v.is_string() ? Value::string(python_lower(v.as_string())) : v;
 }
 
 bool bool_argument(const CallArgs& args, size_t position, std::string_view name, bool fallback) {
@@ -267,8 +267,8 @@ Value apply_filter(Interpreter& interpreter, const std::string& name, const Valu
     if (chars && chars->is_string()) set = chars->as_string();
     return Value::string(python_strip(str_of(v), set, true, true));
   }
-  if (name == "upper") return Value::string(ascii_upper(str_of(v)));
-  if (name == "lower") return Value::string(ascii_lower(str_of(v)));
+  if (name == "upper") return Value::string(python_upper(str_of(v)));
+  if (name == "lower") return Value::string(python_lower(str_of(v)));
   if (name == "title") return Value::string(python_title(str_of(v)));
   if (name == "capitalize") return Value::string(python_capitalize(str_of(v)));
   if (name == "tojson") return do_tojson(v, args);

@@ -186,8 +186,8 @@ static std::optional<Value> string_method(const Value& obj, const std::string& n
       const Value& affix = required_argument(args, 0, "prefix", fn);
       return Value::boolean(affix_matches(affix, str, fn == "startswith", fn));
     });
-  if (name == "upper") return method([](const std::string& str, const std::string&, CallArgs&) { return Value::string(ascii_upper(str)); });
-  if (name == "lower") return method([](const std::string& str, const std::string&, CallArgs&) { return Value::string(ascii_lower(str)); });
+  if (name == "upper") return method([](const std::string& str, const std::string&, CallArgs&) { return Value::string(python_upper(str)); });
+  if (name == "lower") return method([](const std::string& str, const std::string&, CallArgs&) { return Value::string(python_lower(str)); });
   if (name == "title") return method([](const std::string& str, const std::string&, CallArgs&) { return Value::string(python_title(str)); });
   if (name == "capitalize")
     return method([](const std::string& str, const std::string&, CallArgs&) { return Value::string(python_capitalize(str)); });

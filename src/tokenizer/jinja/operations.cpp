@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <limits>
 
@@ -69,6 +70,57 @@ static Value repeat(const Value& seq, int64_t times, size_t max_items) {
   return seq.as_list().is_tuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
 }
 
+// Python's printf-style "text %s" % args, for the conversions templates use:
+// %s %r %d %i %f %% (with an optional precision for %f).
+static Value percent_format(const std::string& format, const Value& args, size_t max_bytes) {
+  std::vector<Value> values = args.is_list() && args.as_list().is_tuple ? args.items() : std::vector<Value>{args};
+  size_t next = 0;
+  std::string out;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%') {
+      out.push_back(format[i]);
+      continue;
+    }
+    size_t j = i + 1;
+    int precision = -1;
+    if (j < format.size() && format[j] == '.') {
+      precision = 0;
+      for (++j; j < format.size() && format[j] >= '0' && format[j] <= '9'; ++j)
+        precision = std::min(precision * 10 + (format[j] - '0'), 100);
+    }
+    if (j >= format.size()) fail("incomplete format");
+    char conversion = format[j];
+    i = j;
+    if (conversion == '%') {
+      out.push_back('%');
+      continue;
+    }
+    if (next >= values.size()) fail("not enough arguments for format string");
+    const Value& v = values[next++];
+    switch (conversion) {
+      case 's': out += to_python_str(v); break;
+      case 'r': out += to_python_repr(v); break;
+      case 'd':
+      case 'i':
+        if (!v.is_number()) fail("%", conversion, " format: a real number is required, not ", v.type_name());
+        out += std::to_string(v.is_float() ? static_cast<int64_t>(v.as_double()) : v.as_int());
+        break;
+      case 'f': {
+        if (!v.is_number()) fail("%f format: a real number is required, not ", v.type_name());
+        char buf[512];
+        std::snprintf(buf, sizeof buf, "%.*f", precision < 0 ? 6 : precision, v.as_double());
+        out += buf;
+        break;
+      }
+      default:
+        fail("unsupported format character '", conversion, "'");
+    }
+    if (out.size() > max_bytes) fail("string result is too large");
+  }
+  if (next < values.size()) fail("not all arguments converted during string formatting");
+  return Value::string(std::move(out));
+}
+
 [[noreturn]] static void unsupported(std::string_view op, const Value& a, const Value& b) {
   fail("unsupported operand type(s) for ", op, ": '", a.type_name(), "' and '", b.type_name(), "'");
 }
@@ -130,6 +182,7 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b, size
     if (a.is_string()) fail("can only concatenate str (not \"", b.type_name(), "\") to str");
     if (a.is_list()) fail("can only concatenate ", a.type_name(), " (not \"", b.type_name(), "\") to ", a.type_name());
   }
+  if (op == "%" && a.is_string()) return percent_format(a.as_string(), b, max_items);
   if (op == "*") {
     if ((a.is_string() || a.is_list()) && (b.is_int() || b.is_bool())) return repeat(a, b.as_int(), max_items);
     if ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool())) return repeat(b, a.as_int(), max_items);

@@ -1,6 +1,5 @@
 #include "tokenizer/jinja/python_text.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -188,35 +187,88 @@ std::string python_string_repr(std::string_view s) {
   return out;
 }
 
-std::string ascii_upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+// Simple (one-to-one) case mapping for the scripts chat text mostly uses:
+// ASCII, Latin-1, Latin Extended-A, Greek and Cyrillic. Other code points are
+// left as they are.
+static char32_t to_upper_cp(char32_t c) {
+  if (c >= 'a' && c <= 'z') return c - 32;
+  if (c < 0x80) return c;
+  if ((c >= 0xE0 && c <= 0xFE && c != 0xF7)) return c - 0x20;
+  if (c == 0xFF) return 0x178;
+  if (c == 0xB5) return 0x39C;
+  if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177)) return (c & 1) ? c - 1 : c;
+  if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c & 1) ? c : c - 1;
+  if (c == 0x131) return 'I';
+  if (c == 0x17F) return 'S';
+  if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) return c - 0x20;
+  if (c == 0x3C2) return 0x3A3;
+  if (c == 0x3AC) return 0x386;
+  if (c >= 0x3AD && c <= 0x3AF) return c - 0x25;
+  if (c == 0x3CC) return 0x38C;
+  if (c == 0x3CD || c == 0x3CE) return c - 0x3F;
+  if (c >= 0x430 && c <= 0x44F) return c - 0x20;
+  if (c >= 0x450 && c <= 0x45F) return c - 0x50;
+  return c;
+}
+
+static char32_t to_lower_cp(char32_t c) {
+  if (c >= 'A' && c <= 'Z') return c + 32;
+  if (c < 0x80) return c;
+  if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 0x20;
+  if (c == 0x178) return 0xFF;
+  if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177)) return (c & 1) ? c : c + 1;
+  if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c & 1) ? c + 1 : c;
+  if (c == 0x130) return 'i';
+  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 0x20;
+  if (c == 0x386) return 0x3AC;
+  if (c >= 0x388 && c <= 0x38A) return c + 0x25;
+  if (c == 0x38C) return 0x3CC;
+  if (c == 0x38E || c == 0x38F) return c + 0x3F;
+  if (c >= 0x410 && c <= 0x42F) return c + 0x20;
+  if (c >= 0x400 && c <= 0x40F) return c + 0x50;
+  return c;
+}
+
+// A letter with case (Python's "cased"): one the mappings change, or the few
+// lowercase-only letters of these ranges.
+static bool is_cased(char32_t c) {
+  return to_upper_cp(c) != c || to_lower_cp(c) != c || c == 0xDF || c == 0x138 || c == 0x149;
+}
+
+static std::string map_case(std::string_view s, bool upper) {
+  if (is_ascii(s)) {
+    std::string out(s);
+    for (char& c : out) {
+      if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+      if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    }
+    return out;
+  }
+  std::string out;
+  for (char32_t c : decode_utf8(s)) {
+    if (upper && c == 0xDF) {  // German sharp s uppercases to "SS"
+      out += "SS";
+      continue;
+    }
+    append_utf8(out, upper ? to_upper_cp(c) : to_lower_cp(c));
+  }
   return out;
 }
 
-std::string ascii_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
-static bool is_ascii_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+std::string python_upper(std::string_view s) { return map_case(s, true); }
+std::string python_lower(std::string_view s) { return map_case(s, false); }
 
 std::string python_title(std::string_view s) {
-  // Python: a letter following a cased letter is lowered, any other letter is
-  // uppercased. Non-ASCII bytes are kept and count as cased letters (most
-  // non-ASCII text is letters), so "naïve" stays one word.
-  std::string out(s);
+  // Python: a cased letter following a cased letter is lowered, any other
+  // cased letter is uppercased.
+  std::string out;
   bool previous_cased = false;
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      previous_cased = true;
-    } else if (is_ascii_alpha(c)) {
-      c = previous_cased ? static_cast<char>(std::tolower(c)) : static_cast<char>(std::toupper(c));
+  for (char32_t c : decode_utf8(s)) {
+    if (is_cased(c)) {
+      append_utf8(out, previous_cased ? to_lower_cp(c) : to_upper_cp(c));
       previous_cased = true;
     } else {
+      append_utf8(out, c);
       previous_cased = false;
     }
   }
@@ -224,8 +276,9 @@ std::string python_title(std::string_view s) {
 }
 
 std::string python_capitalize(std::string_view s) {
-  std::string out = ascii_lower(s);
-  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 'a' + 'A');
+  std::u32string cps = decode_utf8(s);
+  std::string out;
+  for (size_t i = 0; i < cps.size(); ++i) append_utf8(out, i == 0 ? to_upper_cp(cps[i]) : to_lower_cp(cps[i]));
   return out;
 }
 

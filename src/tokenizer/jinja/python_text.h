@@ -29,10 +29,11 @@ std::string python_float_repr(double v);
 // repr(str): 'text' with Python's choice of quotes and escapes.
 std::string python_string_repr(std::string_view s);
 
-// ASCII-only case mapping (non-ASCII code points pass through unchanged).
-std::string ascii_upper(std::string_view s);
-std::string ascii_lower(std::string_view s);
-// Python str.title() and str.capitalize() with ASCII case rules.
+// str.upper()/lower() with simple case mapping for ASCII, Latin-1, Latin
+// Extended-A, Greek and Cyrillic; other code points pass through unchanged.
+std::string python_upper(std::string_view s);
+std::string python_lower(std::string_view s);
+// Python str.title() and str.capitalize() with the same case rules.
 std::string python_title(std::string_view s);
 std::string python_capitalize(std::string_view s);
 
