@@ -100,7 +100,8 @@ class Parser {
             *found = "";
             return body;
           }
-          error(t, cat("unexpected end of template, expected '", *ends.begin(), "'"));
+          // Name the tag that closes the block (the last one listed).
+          error(t, cat("unexpected end of template, expected '", *(ends.end() - 1), "'"));
         case TokenType::Text: {
           auto s = std::make_unique<Stmt>();
           s->kind = StmtKind::Text;
