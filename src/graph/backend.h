@@ -14,18 +14,29 @@
 namespace rayo::graph {
 
 // What changes from one step to the next: the tokens and where they go.
+//
+// The KV cache is paged: a pool of blocks of `block_size` positions. A step may
+// hold tokens of several sequences (continuous batching); token t belongs to
+// sequence seq[t], and position p of sequence s lives in cache block
+// block_table[s * max_blocks_per_seq + p / block_size], row p % block_size.
+// Attention of a token at position p reads positions 0..p of its own sequence.
 struct StepInputs {
   std::span<const int32_t> tokens;       // n_tokens ids
-  std::span<const int32_t> positions;    // n_tokens positions in the sequence
+  std::span<const int32_t> positions;    // n_tokens positions in their sequences
   std::span<const int32_t> output_rows;  // which token rows get logits (ascending)
+  std::span<const int32_t> seq;          // n_tokens sequence indices into the block table
+  std::span<const int32_t> block_table;  // n_seqs x max_blocks_per_seq block ids
+  int32_t max_blocks_per_seq = 0;
 };
 
 enum class KvType { F16, F32 };
 
 struct KvCacheConfig {
   int n_layers = 0;
-  int64_t n_ctx = 0;      // positions per sequence
-  int64_t kv_width = 0;   // n_head_kv * head_dim
+  int64_t kv_width = 0;        // n_head_kv * head_dim
+  int64_t block_size = 16;     // positions per block
+  int64_t n_blocks = 0;        // blocks in the pool
+  int64_t max_seq_len = 0;     // longest sequence (sizes attention scratch)
   KvType type = KvType::F16;
 };
 

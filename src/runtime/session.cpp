@@ -40,7 +40,16 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
   n_threads_ = options.n_threads > 0 ? options.n_threads : default_thread_count();
   options_.n_batch = std::min(options.n_batch, n_ctx_);
   backend_ = std::make_unique<cpu::CpuBackend>(n_threads_);
-  backend_->init_kv_cache(graph::KvCacheConfig{static_cast<int>(spec.n_layers), n_ctx_, spec.kv_dim(), options.kv_type});
+  graph::KvCacheConfig kv;
+  kv.n_layers = static_cast<int>(spec.n_layers);
+  kv.kv_width = spec.kv_dim();
+  kv.block_size = 16;
+  kv.n_blocks = (n_ctx_ + kv.block_size - 1) / kv.block_size;
+  kv.max_seq_len = n_ctx_;
+  kv.type = options.kv_type;
+  backend_->init_kv_cache(kv);
+  block_table_.resize(kv.n_blocks);
+  std::iota(block_table_.begin(), block_table_.end(), 0);
 }
 
 Session::~Session() = default;
@@ -66,15 +75,11 @@ void Session::check_fits(size_t n_tokens) const {
 std::span<const float> Session::eval(std::span<const int32_t> tokens) {
   check_fits(tokens.size());
   std::span<const float> logits;
-  std::vector<int32_t> positions;
   for (size_t start = 0; start < tokens.size();) {
     const size_t n = std::min<size_t>(tokens.size() - start, static_cast<size_t>(options_.n_batch));
     graph::Executor& ex = n == 1 ? executor(1, 1) : executor(options_.n_batch, 1);
-    positions.resize(n);
-    std::iota(positions.begin(), positions.end(), static_cast<int32_t>(n_past_));
     const int32_t last = static_cast<int32_t>(n - 1);
-    logits = ex.step(graph::StepInputs{tokens.subspan(start, n), positions, std::span<const int32_t>(&last, 1)});
-    n_past_ += static_cast<int64_t>(n);
+    logits = step(ex, tokens.subspan(start, n), std::span<const int32_t>(&last, 1));
     start += n;
   }
   return logits;
@@ -85,20 +90,27 @@ std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
   const int64_t n_vocab = this->n_vocab();
   std::vector<float> all;
   all.reserve(tokens.size() * static_cast<size_t>(n_vocab));
-  std::vector<int32_t> positions, rows;
+  std::vector<int32_t> rows;
   for (size_t start = 0; start < tokens.size();) {
     const size_t n = std::min<size_t>(tokens.size() - start, static_cast<size_t>(options_.n_batch));
     graph::Executor& ex = executor(options_.n_batch, options_.n_batch);
-    positions.resize(n);
-    std::iota(positions.begin(), positions.end(), static_cast<int32_t>(n_past_));
     rows.resize(n);
     std::iota(rows.begin(), rows.end(), 0);
-    auto logits = ex.step(graph::StepInputs{tokens.subspan(start, n), positions, rows});
+    auto logits = step(ex, tokens.subspan(start, n), rows);
     all.insert(all.end(), logits.begin(), logits.end());
-    n_past_ += static_cast<int64_t>(n);
     start += n;
   }
   return all;
+}
+
+std::span<const float> Session::step(graph::Executor& ex, std::span<const int32_t> tokens,
+                                     std::span<const int32_t> rows) {
+  std::vector<int32_t> positions(tokens.size()), seq(tokens.size(), 0);
+  std::iota(positions.begin(), positions.end(), static_cast<int32_t>(n_past_));
+  graph::StepInputs in{tokens, positions, rows, seq, block_table_, static_cast<int32_t>(block_table_.size())};
+  auto logits = ex.step(in);
+  n_past_ += static_cast<int64_t>(tokens.size());
+  return logits;
 }
 
 void Session::rewind(int64_t n) {

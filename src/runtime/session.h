@@ -47,6 +47,7 @@ class Session {
 
  private:
   graph::Executor& executor(int64_t max_tokens, int64_t max_outputs);
+  std::span<const float> step(graph::Executor& ex, std::span<const int32_t> tokens, std::span<const int32_t> rows);
   void check_fits(size_t n_tokens) const;
 
   std::shared_ptr<const Model> model_;
@@ -54,6 +55,7 @@ class Session {
   int64_t n_ctx_ = 0;
   int n_threads_ = 0;
   std::unique_ptr<graph::Backend> backend_;
+  std::vector<int32_t> block_table_;  // this sequence owns every block of the cache, in order
   std::vector<std::unique_ptr<graph::Executor>> executors_;
   int64_t n_past_ = 0;
 };

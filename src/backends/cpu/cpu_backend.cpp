@@ -21,14 +21,27 @@ inline std::pair<int64_t, int64_t> slice(int64_t n, int ith, int nth) {
   const int64_t begin = std::min(n, per * ith);
   return {begin, std::min(n, begin + per)};
 }
+
+// Below this many values of work an op runs on the calling thread alone: waking
+// the pool costs more than it saves (and much more when the machine is busy).
+constexpr int64_t kParallelThreshold = 32 * 1024;
 }  // namespace
 
-CpuBackend::CpuBackend(int n_threads) : pool_(n_threads) {}
+template <typename Fn>
+void CpuBackend::parallel(int64_t work, Fn&& fn) {
+  if (work < kParallelThreshold || pool_.size() == 1)
+    fn(0, 1);
+  else
+    pool_.run(fn);
+}
+
+CpuBackend::CpuBackend(int n_threads) : pool_(n_threads), inline_pool_(1) {}
 CpuBackend::~CpuBackend() = default;
 
 void CpuBackend::init_kv_cache(const graph::KvCacheConfig& config) {
   kv_.init(config);
-  scores_.resize(sizeof(float) * config.n_ctx * pool_.size());
+  scores_.resize(sizeof(float) * config.max_seq_len * pool_.size());
+  seq_rows_.resize(sizeof(int64_t) * config.max_seq_len * pool_.size());
 }
 
 void CpuBackend::prepare(const Graph& graph) {
@@ -85,10 +98,29 @@ void CpuBackend::begin_step(const Graph& graph, const graph::StepInputs& inputs)
   auto it = graphs_.find(&graph);
   RAYO_CHECK(it != graphs_.end(), "graph not prepared");
   RAYO_CHECK(!kv_.empty(), "KV cache not initialised");
-  for (int32_t pos : inputs.positions)
-    if (pos < 0 || pos >= kv_.config().n_ctx) fail("position ", pos, " is outside the context of ", kv_.config().n_ctx);
+  const auto& kv = kv_.config();
+  const size_t n = inputs.tokens.size();
+  RAYO_CHECK(inputs.seq.size() == n, "one sequence index per token");
+  RAYO_CHECK(inputs.max_blocks_per_seq > 0, "no block table");
+  const int64_t n_seqs = static_cast<int64_t>(inputs.block_table.size()) / inputs.max_blocks_per_seq;
+  for (int32_t b : inputs.block_table) RAYO_CHECK(b >= -1 && b < kv.n_blocks, "block ", b, " outside the cache");
   current_ = &it->second;
   step_ = inputs;
+  store_rows_.resize(n);
+  for (size_t t = 0; t < n; ++t) {
+    const int32_t pos = inputs.positions[t];
+    if (pos < 0 || pos >= kv.max_seq_len || pos / kv.block_size >= inputs.max_blocks_per_seq)
+      fail("position ", pos, " is outside the context of ", kv.max_seq_len);
+    RAYO_CHECK(inputs.seq[t] >= 0 && inputs.seq[t] < n_seqs, "sequence index ", inputs.seq[t]);
+    store_rows_[t] = cache_row(static_cast<int64_t>(t), pos);
+  }
+}
+
+int64_t CpuBackend::cache_row(int64_t t, int32_t pos) const {
+  const int64_t block_size = kv_.config().block_size;
+  const int32_t block = step_.block_table[step_.seq[t] * step_.max_blocks_per_seq + pos / block_size];
+  RAYO_CHECK(block >= 0, "position ", pos, " has no cache block");
+  return block * block_size + pos % block_size;
 }
 
 std::span<const float> CpuBackend::output(const Graph& graph) {
@@ -119,7 +151,7 @@ void CpuBackend::run_embed(const Graph& g, const Node& n) {
   for (int32_t token : step_.tokens)
     if (token < 0 || token >= w.rows) fail("token id ", token, " is outside the vocabulary of ", w.rows);
   const int64_t n_tokens = static_cast<int64_t>(step_.tokens.size());
-  pool_.run([&](int ith, int nth) {
+  parallel(n_tokens * w.cols, [&](int ith, int nth) {
     auto [begin, end] = slice(n_tokens, ith, nth);
     for (int64_t t = begin; t < end; ++t)
       quant::dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + row_bytes * step_.tokens[t],
@@ -129,8 +161,10 @@ void CpuBackend::run_embed(const Graph& g, const Node& n) {
 
 void CpuBackend::run_matmul(const Graph& g, const Node& n) {
   const graph::Weight& w = g.weights()[n.weight];
-  matmul(pool_, matmul_weights_.at(w.data), value(g, n.in[0]), rows_of(g, n.in[0]), value(g, n.out),
-         current_->workspace.data());
+  const int64_t rows = rows_of(g, n.in[0]);
+  // A small product is not worth waking the pool (see kParallelThreshold).
+  ThreadPool& pool = w.rows * w.cols * rows < 32 * kParallelThreshold ? inline_pool_ : pool_;
+  matmul(pool, matmul_weights_.at(w.data), value(g, n.in[0]), rows, value(g, n.out), current_->workspace.data());
 }
 
 // Ops that transform each row independently.
@@ -143,7 +177,7 @@ void CpuBackend::run_rows(const Graph& g, const Node& n) {
   float* y = value(g, n.out);
   const float* w = n.weight >= 0 ? f32_weight(g, n.weight) : nullptr;
   const float* freq_factors = n.op == Op::Rope && n.rope.freq_factors >= 0 ? f32_weight(g, n.rope.freq_factors) : nullptr;
-  pool_.run([&](int ith, int nth) {
+  parallel(rows * cols, [&](int ith, int nth) {
     auto [begin, end] = slice(rows, ith, nth);
     for (int64_t r = begin; r < end; ++r) {
       float* yr = y + r * cols;
@@ -166,9 +200,9 @@ void CpuBackend::run_kv_store(const Graph& g, const Node& n) {
   const float* k = value(g, n.in[0]);
   const float* v = value(g, n.in[1]);
   const int64_t rows = rows_of(g, n.in[0]);
-  pool_.run([&](int ith, int nth) {
+  parallel(rows * width, [&](int ith, int nth) {
     auto [begin, end] = slice(rows, ith, nth);
-    for (int64_t t = begin; t < end; ++t) kv_.store(n.layer, step_.positions[t], k + t * width, v + t * width);
+    for (int64_t t = begin; t < end; ++t) kv_.store(n.layer, store_rows_[t], k + t * width, v + t * width);
   });
 }
 
@@ -179,15 +213,24 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
   const float* q = value(g, n.in[0]);
   float* out = value(g, n.out);
   const int64_t tasks = rows * n.n_head;
-  const int64_t n_ctx = kv_.config().n_ctx;
-  pool_.run([&](int ith, int nth) {
-    float* scores = scores_.as<float>() + ith * n_ctx;
+  const int64_t max_len = kv_.config().max_seq_len;
+  int64_t work = 0;  // positions read, times the head size
+  for (int64_t t = 0; t < rows; ++t) work += (step_.positions[t] + 1) * width;
+  parallel(work, [&](int ith, int nth) {
+    float* scores = scores_.as<float>() + ith * max_len;
+    int64_t* rows = seq_rows_.as<int64_t>() + ith * max_len;
+    int64_t rows_for = -1;  // the token whose sequence rows are in `rows`
     auto [begin, end] = slice(tasks, ith, nth);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t t = task / n.n_head;
       const int h = static_cast<int>(task % n.n_head);
-      attention_head(kv_, n.layer, h / group, n.head_dim, q + t * width + static_cast<int64_t>(h) * n.head_dim,
-                     step_.positions[t], scores, out + t * width + static_cast<int64_t>(h) * n.head_dim);
+      const int32_t pos = step_.positions[t];
+      if (rows_for != t) {
+        for (int32_t j = 0; j <= pos; ++j) rows[j] = cache_row(t, j);
+        rows_for = t;
+      }
+      attention_head(kv_, n.layer, h / group, n.head_dim, q + t * width + static_cast<int64_t>(h) * n.head_dim, pos,
+                     rows, scores, out + t * width + static_cast<int64_t>(h) * n.head_dim);
     }
   });
 }

@@ -34,6 +34,9 @@ class CpuBackend : public graph::Backend {
     AlignedBuffer arena;
     AlignedBuffer workspace;  // quantized activations for matmul
   };
+  // Runs fn(thread, n_threads) on the pool, or inline when the work is small.
+  template <typename Fn>
+  void parallel(int64_t work, Fn&& fn);
   float* value(const graph::Graph& graph, int index);
   int64_t rows_of(const graph::Graph& graph, int value) const;
   const float* f32_weight(const graph::Graph& graph, int index);
@@ -45,8 +48,14 @@ class CpuBackend : public graph::Backend {
   void run_attention(const graph::Graph& g, const graph::Node& n);
 
   ThreadPool pool_;
+  ThreadPool inline_pool_;  // one thread: the caller, for work too small to share
   KvCache kv_;
-  AlignedBuffer scores_;  // per-thread attention scores, n_ctx floats each
+  // Cache row of position `pos` of the sequence of token t in the current step.
+  int64_t cache_row(int64_t t, int32_t pos) const;
+
+  AlignedBuffer scores_;      // per thread: attention scores, max_seq_len floats
+  AlignedBuffer seq_rows_;    // per thread: cache rows of a sequence, max_seq_len int64s
+  std::vector<int64_t> store_rows_;  // cache row of each token of the step
   std::map<const void*, MatmulWeight> matmul_weights_;  // by data pointer: shared across graphs
   std::map<const void*, std::vector<float>> f32_weights_;  // norms, biases, rope factors
   std::map<const graph::Graph*, GraphState> graphs_;

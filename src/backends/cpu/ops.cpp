@@ -61,13 +61,13 @@ void rope_row(const float* x, float* y, int n_head, int head_dim, const graph::R
 }
 
 void attention_head(const KvCache& cache, int layer, int kv_head, int head_dim, const float* q, int32_t pos,
-                    float* scores, float* out) {
+                    const int64_t* rows, float* scores, float* out) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   const bool f16 = cache.config().type == graph::KvType::F16;
   const int64_t offset = static_cast<int64_t>(kv_head) * head_dim;
   float max_score = -INFINITY;
   for (int32_t j = 0; j <= pos; ++j) {
-    const void* k = cache.key_row(layer, j);
+    const void* k = cache.key_row(layer, rows[j]);
     const float s = (f16 ? dot_f32_f16(q, static_cast<const uint16_t*>(k) + offset, head_dim)
                          : dot_f32(q, static_cast<const float*>(k) + offset, head_dim)) * scale;
     scores[j] = s;
@@ -81,7 +81,7 @@ void attention_head(const KvCache& cache, int layer, int kv_head, int head_dim, 
   const float inv = static_cast<float>(1.0 / sum);
   std::memset(out, 0, sizeof(float) * head_dim);
   for (int32_t j = 0; j <= pos; ++j) {
-    const void* v = cache.value_row(layer, j);
+    const void* v = cache.value_row(layer, rows[j]);
     if (f16)
       axpy_f16(scores[j] * inv, static_cast<const uint16_t*>(v) + offset, out, head_dim);
     else

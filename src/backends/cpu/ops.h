@@ -22,9 +22,9 @@ void rope_row(const float* x, float* y, int n_head, int head_dim, const graph::R
               const float* freq_factors);
 
 // Causal attention of one query head (head_dim values) at position pos over
-// positions 0..pos of the layer's cache, kv head kv_head. `scores` has room
-// for pos + 1 floats. Writes head_dim values to out.
+// positions 0..pos of its sequence, kv head kv_head. rows[j] is the cache row
+// of position j. `scores` has room for pos + 1 floats. Writes head_dim values.
 void attention_head(const KvCache& cache, int layer, int kv_head, int head_dim, const float* q, int32_t pos,
-                    float* scores, float* out);
+                    const int64_t* rows, float* scores, float* out);
 
 }  // namespace rayo::cpu
