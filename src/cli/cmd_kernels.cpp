@@ -24,6 +24,7 @@ struct KernelsOptions {
   std::string arch;
   int64_t n_ctx = 4096;
   int64_t n_batch = 512;
+  int64_t block_size = 16;
   bool precompile = false;
   bool verbose = false;
 };
@@ -56,7 +57,7 @@ void precompile(const KernelsOptions& o) {
   for (int64_t tokens : {int64_t{1}, o.n_batch}) {
     graph::Graph g = architecture.build(file, spec, graph::GraphConfig{tokens, 1});
     graph::run_passes(g, graph::cuda_fusion_passes());
-    for (const auto& ks : cuda::graph_kernel_specs(g, o.n_ctx)) {
+    for (const auto& ks : cuda::graph_kernel_specs(g, cuda::KvShape{o.n_ctx, o.block_size})) {
       const uint64_t compiled = cache.compiles();
       const auto& k = cache.get(ks);
       ++n;
@@ -83,6 +84,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--arch", opt->arch, "Target architecture (sm_80, sm_90, ...); default: the GPU's");
   cmd->add_option("-c,--ctx-size", opt->n_ctx, "Context length the attention kernels are built for")->check(CLI::PositiveNumber);
   cmd->add_option("-b,--batch-size", opt->n_batch, "Prompt batch size of the prefill graph")->check(CLI::PositiveNumber);
+  cmd->add_option("--kv-block", opt->block_size, "Positions per KV cache block")->check(CLI::PositiveNumber);
   cmd->add_flag("--verbose", opt->verbose, "Print each variant's shape constants");
   cmd->callback([opt] { precompile(*opt); });
 }

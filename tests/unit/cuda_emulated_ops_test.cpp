@@ -28,46 +28,73 @@ struct AttnCase {
   int64_t n_ctx;
 };
 
+// A paged cache for the tests: n_blocks blocks of 16 rows, every row filled
+// with random keys and values, and two sequences whose block tables list the
+// blocks in scrambled orders (sequence 0 backwards, sequence 1 interleaved).
+struct PagedCache {
+  static constexpr int kBlock = 16;
+  cpu::KvCache cache;
+  int64_t kv_width = 0, max_blocks = 0;
+  std::vector<int32_t> table;  // 2 x max_blocks
+  PagedCache(int64_t width, int64_t max_seq_len, uint32_t seed) : kv_width(width) {
+    max_blocks = (max_seq_len + kBlock - 1) / kBlock;
+    const int64_t n_blocks = 2 * max_blocks + 1;
+    cache.init(graph::KvCacheConfig{1, width, kBlock, n_blocks, max_seq_len, graph::KvType::F16});
+    const auto kv = test::random_floats(2 * width * n_blocks * kBlock, seed);
+    for (int64_t r = 0; r < n_blocks * kBlock; ++r)
+      cache.store(0, r, kv.data() + 2 * r * width, kv.data() + (2 * r + 1) * width);
+    for (int64_t b = 0; b < max_blocks; ++b) table.push_back(static_cast<int32_t>(max_blocks - 1 - b));
+    for (int64_t b = 0; b < max_blocks; ++b) table.push_back(static_cast<int32_t>(n_blocks - 1 - 2 * b));
+  }
+  std::vector<int64_t> rows(int seq, int pos) const {
+    std::vector<int64_t> r(pos + 1);
+    for (int j = 0; j <= pos; ++j) r[j] = static_cast<int64_t>(table[seq * max_blocks + j / kBlock]) * kBlock + j % kBlock;
+    return r;
+  }
+  const uint16_t* keys() const { return static_cast<const uint16_t*>(cache.key_row(0, 0)); }
+  const uint16_t* values() const { return static_cast<const uint16_t*>(cache.value_row(0, 0)); }
+};
+
 template <typename Split, typename Combine>
 void check_attention(const AttnCase& c, Split split, Combine combine, uint32_t seed) {
   SCOPED_TRACE(cat("head_dim ", c.head_dim, " heads ", c.n_head, "/", c.n_head_kv, " chunk ", c.chunk, " ctx ",
                    c.n_ctx));
   const int64_t kv_width = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
-  cpu::KvCache cache;
-  cache.init(graph::KvCacheConfig{1, c.n_ctx, kv_width, graph::KvType::F16});
-  const auto kv = test::random_floats(2 * kv_width * c.n_ctx, seed);
-  for (int64_t p = 0; p < c.n_ctx; ++p) cache.store(0, p, kv.data() + 2 * p * kv_width, kv.data() + (2 * p + 1) * kv_width);
-  // Rows at the edges of the splits: the last position, the first, a chunk's end and start.
+  PagedCache pc(kv_width, c.n_ctx, seed);
+  // Rows at the edges of the splits: the last position, the first, a chunk's end
+  // and start; of two sequences.
   std::vector<int> positions = {static_cast<int>(c.n_ctx - 1), 0, c.chunk - 1, c.chunk, static_cast<int>(c.n_ctx / 2 + 3)};
   for (auto& p : positions) p = std::min<int>(p, static_cast<int>(c.n_ctx - 1));
+  const std::vector<int> seqs = {0, 1, 0, 1, 1};
   const int rows = static_cast<int>(positions.size());
+  const int max_blocks = static_cast<int>(pc.max_blocks);
   const int64_t q_width = static_cast<int64_t>(c.n_head) * c.head_dim;
   const auto q = test::random_floats(rows * q_width, seed + 1, 2.0f);
   const int64_t splits = (c.n_ctx + c.chunk - 1) / c.chunk;
   std::vector<float> partial(rows * c.n_head * splits * (c.head_dim + 2), NAN);
   std::vector<float> out(rows * q_width, NAN);
-  const auto* kc = static_cast<const uint16_t*>(cache.key_row(0, 0));
-  const auto* vc = static_cast<const uint16_t*>(cache.value_row(0, 0));
-  split(q.data(), kc, vc, partial.data(), positions.data(), &rows, simt::dim3(c.n_head, splits, rows));
+  split(q.data(), pc.keys(), pc.values(), partial.data(), positions.data(), seqs.data(), pc.table.data(), &max_blocks,
+        &rows, simt::dim3(c.n_head, splits, rows));
   combine(partial.data(), out.data(), positions.data(), &rows, simt::dim3(c.n_head, rows));
 
   std::vector<float> scores(c.n_ctx), ref(c.head_dim);
   const int group = c.n_head / c.n_head_kv;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  for (int t = 0; t < rows; ++t)
+  for (int t = 0; t < rows; ++t) {
+    const auto cache_rows = pc.rows(seqs[t], positions[t]);
     for (int h = 0; h < c.n_head; ++h) {
       const float* qh = q.data() + t * q_width + h * c.head_dim;
-      cpu::attention_head(cache, 0, h / group, c.head_dim, qh, positions[t], scores.data(), ref.data());
-      // Error budget (see the derivation in the test's header comment of
-      // check_attention): a score error d changes every softmax weight by a
-      // factor within exp(+-2d), so the output (a convex combination of values
-      // |v| <= 1) moves by at most 2d; both sides compute scores in float with
-      // at most head_dim/32 + 6 rounded additions on a path (d below, doubled
-      // for the two implementations); the weighted sums add one rounding per
-      // position of a warp's share plus the merges.
+      cpu::attention_head(pc.cache, 0, h / group, c.head_dim, qh, positions[t], cache_rows.data(), scores.data(),
+                          ref.data());
+      // Error budget: a score error d changes every softmax weight by a factor
+      // within exp(+-2d), so the output (a convex combination of values |v| <= 1)
+      // moves by at most 2d; both sides compute scores in float with at most
+      // head_dim/32 + 7 rounded additions on a path (d below, doubled for the two
+      // implementations); the weighted sums add one rounding per position of a
+      // warp's share (positions / 4) plus the merges of warps and splits.
       double max_qk = 0;
       for (int j = 0; j <= positions[t]; ++j) {
-        const auto* kr = static_cast<const uint16_t*>(cache.key_row(0, j)) + (h / group) * c.head_dim;
+        const auto* kr = static_cast<const uint16_t*>(pc.cache.key_row(0, cache_rows[j])) + (h / group) * c.head_dim;
         double s = 0;
         for (int i = 0; i < c.head_dim; ++i) s += std::abs(qh[i] * fp16_to_fp32(kr[i]));
         max_qk = std::max(max_qk, s);
@@ -76,13 +103,16 @@ void check_attention(const AttnCase& c, Split split, Combine combine, uint32_t s
       const double tol = 4 * d + (2.0 * (positions[t] / 4.0 + 8 + splits) + 16) * kF32Eps;
       for (int i = 0; i < c.head_dim; ++i)
         ASSERT_NEAR(out[t * q_width + h * c.head_dim + i], ref[i], tol)
-            << "row " << t << " (pos " << positions[t] << ") head " << h << " dim " << i;
+            << "row " << t << " (seq " << seqs[t] << ", pos " << positions[t] << ") head " << h << " dim " << i;
     }
+  }
 }
 
 #define ATTN(NS)                                                                                               \
-  [](const float* q, const uint16_t* k, const uint16_t* v, float* part, const int* pos, const int* n,          \
-     simt::dim3 grid) { simt::launch(grid, simt::dim3(128), [&] { NS::attention_split(q, k, v, part, pos, n); }); }, \
+  [](const float* q, const uint16_t* k, const uint16_t* v, float* part, const int* pos, const int* seq,        \
+     const int* table, const int* mb, const int* n, simt::dim3 grid) {                                         \
+    simt::launch(grid, simt::dim3(128), [&] { NS::attention_split(q, k, v, part, pos, seq, table, mb, n); });  \
+  },                                                                                                           \
       [](const float* part, float* out, const int* pos, const int* n, simt::dim3 grid) {                       \
         simt::launch(grid, simt::dim3(128), [&] { NS::attention_combine(part, out, pos, n); });                \
       }
@@ -99,16 +129,15 @@ TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
 
 TEST(CudaEmulatedAttention, RowsPastTheStepCountAreNotWritten) {
   const int hd = 64, nh = 8, ctx = 320;
-  cpu::KvCache cache;
-  cache.init(graph::KvCacheConfig{1, ctx, hd * nh, graph::KvType::F16});
+  PagedCache pc(hd * nh, ctx, 3);
   const auto q = test::random_floats(2 * hd * nh, 9);
-  std::vector<int> positions = {5, 6};
+  std::vector<int> positions = {5, 6}, seqs = {0, 0};
   std::vector<float> partial(2 * nh * 10 * (hd + 2), 0.0f), out(2 * hd * nh, 3.0f);
-  const int n = 1;
-  const auto* kc = static_cast<const uint16_t*>(cache.key_row(0, 0));
-  const auto* vc = static_cast<const uint16_t*>(cache.value_row(0, 0));
-  simt::launch(simt::dim3(nh, 10, 2), simt::dim3(128),
-               [&] { att_64_8_8_32::attention_split(q.data(), kc, vc, partial.data(), positions.data(), &n); });
+  const int n = 1, mb = static_cast<int>(pc.max_blocks);
+  simt::launch(simt::dim3(nh, 10, 2), simt::dim3(128), [&] {
+    att_64_8_8_32::attention_split(q.data(), pc.keys(), pc.values(), partial.data(), positions.data(), seqs.data(),
+                                   pc.table.data(), &mb, &n);
+  });
   simt::launch(simt::dim3(nh, 2), simt::dim3(128),
                [&] { att_64_8_8_32::attention_combine(partial.data(), out.data(), positions.data(), &n); });
   for (int i = hd * nh; i < 2 * hd * nh; ++i) ASSERT_EQ(out[i], 3.0f);
@@ -231,18 +260,21 @@ TEST(CudaEmulatedElementwise, ArgmaxTakesTheFirstMaximum) {
 
 // ----------------------------------------------------------------- kv store
 TEST(CudaEmulatedKvStore, WritesTheSameHalvesAsTheCpuCache) {
-  const int width = 160, ctx = 40;
+  // 3 blocks of 16 rows; sequence 0 owns blocks 2, 0; sequence 1 owns block 1.
+  const int width = 160, ctx = 48;
   cpu::KvCache cache;
-  cache.init(graph::KvCacheConfig{1, ctx, width, graph::KvType::F16});
+  cache.init(graph::KvCacheConfig{1, width, 16, 3, 32, graph::KvType::F16});
   std::vector<uint16_t> kd(ctx * width, 0xBEEF), vd(ctx * width, 0xBEEF);
   const auto k = test::random_floats(3 * width, 1, 100.0f), v = test::random_floats(3 * width, 2, 1e-3f);
-  const std::vector<int> positions = {9, 0, 39};
-  const int n = 3;
-  simt::launch(simt::dim3(n), simt::dim3(128),
-               [&] { kvs_160::kv_store(k.data(), v.data(), kd.data(), vd.data(), positions.data(), &n); });
-  for (int t = 0; t < n; ++t) cache.store(0, positions[t], k.data() + t * width, v.data() + t * width);
+  const std::vector<int> positions = {9, 0, 31}, seqs = {0, 1, 0}, table = {2, 0, 1, -1};
+  const std::vector<int> rows = {2 * 16 + 9, 1 * 16 + 0, 0 * 16 + 15};
+  const int n = 3, mb = 2;
+  simt::launch(simt::dim3(n), simt::dim3(128), [&] {
+    kvs_160::kv_store(k.data(), v.data(), kd.data(), vd.data(), positions.data(), seqs.data(), table.data(), &mb, &n);
+  });
+  for (int t = 0; t < n; ++t) cache.store(0, rows[t], k.data() + t * width, v.data() + t * width);
   for (int p = 0; p < ctx; ++p) {
-    const bool written = std::find(positions.begin(), positions.end(), p) != positions.end();
+    const bool written = std::find(rows.begin(), rows.end(), p) != rows.end();
     for (int i = 0; i < width; ++i) {
       if (written) {
         ASSERT_EQ(kd[p * width + i], static_cast<const uint16_t*>(cache.key_row(0, p))[i]);
@@ -280,13 +312,16 @@ void check_qkv(const QkvCase& c, Run run, uint32_t seed) {
   const auto nw = test::random_floats(K, seed + 6);
   auto ff = test::random_floats(c.rope.n_rot / 2, seed + 7);
   for (auto& f : ff) f = 1.0f + std::abs(f);
-  const std::vector<int> positions = {13, 0, 63, 7, 30};
-  const int rows = static_cast<int>(positions.size());
+  // Two sequences of 64 positions in 8 blocks of 16 (sequence 1 first, backwards).
+  const std::vector<int> positions = {13, 0, 63, 7, 30}, seqs = {0, 1, 1, 0, 0};
+  const std::vector<int> table = {4, 5, 6, 7, 3, 2, 1, 0};
+  auto cache_row = [&](int t) { return table[seqs[t] * 4 + positions[t] / 16] * 16 + positions[t] % 16; };
+  const int rows = static_cast<int>(positions.size()), mb = 4;
   const auto x = test::random_floats(rows * K, seed + 8);
   std::vector<float> q(rows * qw, NAN);
-  std::vector<uint16_t> kc(ctx * kvw, 0), vc(ctx * kvw, 0);
+  std::vector<uint16_t> kc(2 * ctx * kvw, 0), vc(2 * ctx * kvw, 0);
   run(wq.data(), wk.data(), wv.data(), bq.data(), bk.data(), bv.data(), x.data(), nw.data(), ff.data(), q.data(),
-      kc.data(), vc.data(), positions.data(), &rows);
+      kc.data(), vc.data(), positions.data(), seqs.data(), table.data(), &mb, &rows);
 
   std::vector<float> xn(K), pq(qw), pk(kvw), pv(kvw), rq(qw), rk(kvw);
   std::vector<double> tq(qw), tk(kvw), tv(kvw);
@@ -324,7 +359,7 @@ void check_qkv(const QkvCase& c, Run run, uint32_t seed) {
     for (int64_t i = 0; i < qw; ++i) ASSERT_NEAR(q[t * qw + i], rq[i], pair_tol(tq, i)) << "q row " << t << " " << i;
     // The cache holds halves: allow the f32 error plus one half rounding step.
     for (int64_t i = 0; i < kvw; ++i) {
-      const float gk = fp16_to_fp32(kc[positions[t] * kvw + i]), gv = fp16_to_fp32(vc[positions[t] * kvw + i]);
+      const float gk = fp16_to_fp32(kc[cache_row(t) * kvw + i]), gv = fp16_to_fp32(vc[cache_row(t) * kvw + i]);
       ASSERT_NEAR(gk, rk[i], pair_tol(tk, i) + std::abs(rk[i]) / 1024 + 6e-8) << "k row " << t << " " << i;
       ASSERT_NEAR(gv, pv[i], tv[i] + std::abs(pv[i]) / 1024 + 6e-8) << "v row " << t << " " << i;
     }
@@ -334,9 +369,9 @@ void check_qkv(const QkvCase& c, Run run, uint32_t seed) {
 #define QKV(NS, PAIRS, TT_)                                                                                     \
   [](const uint8_t* wq, const uint8_t* wk, const uint8_t* wv, const float* bq, const float* bk, const float* bv, \
      const float* x, const float* nw, const float* ff, float* q, uint16_t* kc, uint16_t* vc, const int* pos,    \
-     const int* n) {                                                                                            \
+     const int* seq, const int* table, const int* mb, const int* n) {                                           \
     simt::launch(simt::dim3((PAIRS + 3) / 4, (*n + TT_ - 1) / TT_), simt::dim3(128),                             \
-                 [&] { NS::qkv_rope_store(wq, wk, wv, bq, bk, bv, x, nw, ff, q, kc, vc, pos, n); });             \
+                 [&] { NS::qkv_rope_store(wq, wk, wv, bq, bk, bv, x, nw, ff, q, kc, vc, pos, seq, table, mb, n); }); \
   }
 
 TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {

@@ -68,7 +68,7 @@ std::vector<KernelSpec> model_specs(const std::filesystem::path& path) {
   for (int64_t tokens : {1, 64}) {
     graph::Graph g = arch.build(file, spec, graph::GraphConfig{tokens, 1});
     graph::run_passes(g, graph::cuda_fusion_passes());
-    for (auto& s : graph_kernel_specs(g, 512)) out.push_back(s);
+    for (auto& s : graph_kernel_specs(g, KvShape{512, 16})) out.push_back(s);
   }
   return out;
 }
@@ -137,7 +137,7 @@ TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {
       specs.push_back(gemv_spec(t, 4096, 4096, 4, -1.0f, 1));
     }
     for (TensorType t : fallback) specs.push_back(dequant_spec(t, 4096));
-    for (int hd : {64, 80, 96, 128, 256}) specs.push_back(attention_spec(32, 8, hd, 8192));
+    for (int hd : {64, 80, 96, 128, 256}) specs.push_back(attention_spec(32, 8, hd, 8192, 16));
     compile_all("formats", specs, arch, done);
   }
 }

@@ -40,7 +40,10 @@ unsigned ceil_div(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 
 
 struct GraphState {
   DeviceBuffer arena;
-  DeviceBuffer step;      // ints: n_tokens, n_outputs, tokens[max_tokens], positions[max_tokens], rows[max_outputs]
+  // The step block, ints: n_tokens, n_outputs, max_blocks_per_seq, 0, tokens[T], positions[T],
+  // output rows[O], seq[T], block_table[table_capacity] (T = max_tokens, O = max_outputs).
+  DeviceBuffer step;
+  int64_t table_capacity = 0;
   DeviceBuffer partial;   // attention split results
   DeviceBuffer ids;       // argmax per output row
   int32_t* staging = nullptr;   // pinned copy of `step`
@@ -91,9 +94,11 @@ class CudaBackend : public graph::Backend {
 
   void init_kv_cache(const graph::KvCacheConfig& config) override {
     if (config.type != graph::KvType::F16) fail("the CUDA backend keeps the KV cache in f16 (f32 was requested)");
-    RAYO_CHECK(config.n_layers > 0 && config.n_ctx > 0 && config.kv_width > 0, "empty KV cache");
+    RAYO_CHECK(config.n_layers > 0 && config.n_blocks > 0 && config.block_size > 0 && config.kv_width > 0 &&
+                   config.max_seq_len > 0,
+               "empty KV cache");
     kv_config_ = config;
-    layer_bytes_ = static_cast<size_t>(config.n_ctx * config.kv_width) * 2;
+    layer_bytes_ = static_cast<size_t>(config.n_blocks * config.block_size * config.kv_width) * 2;
     kv_ = ctx_.alloc(2 * layer_bytes_ * config.n_layers);
     check(ctx_.api().cuMemsetD8(kv_.ptr(), 0, kv_.bytes()), "clear the KV cache");
   }
@@ -104,7 +109,9 @@ class CudaBackend : public graph::Backend {
     GraphState& s = graphs_[&g];
     const auto& cfg = g.config();
     s.arena = ctx_.alloc(std::max<size_t>(g.arena_bytes(), 256));
-    const size_t step_ints = 2 + 2 * cfg.max_tokens + cfg.max_outputs;
+    const int64_t blocks_per_seq = (kv_config_.max_seq_len + kv_config_.block_size - 1) / kv_config_.block_size;
+    s.table_capacity = std::max<int64_t>(cfg.max_tokens, 1) * blocks_per_seq;
+    const size_t step_ints = 4 + 3 * cfg.max_tokens + cfg.max_outputs + s.table_capacity;
     s.step = ctx_.alloc(step_ints * sizeof(int32_t));
     s.staging = static_cast<int32_t*>(ctx_.alloc_host(step_ints * sizeof(int32_t)));
     std::memset(s.staging, 0, step_ints * sizeof(int32_t));
@@ -115,7 +122,7 @@ class CudaBackend : public graph::Backend {
     size_t partial = 0;
     for (const Node& n : g.nodes())
       if (n.op == Op::Attention) {
-        const int64_t splits = (kv_config_.n_ctx + kAttentionChunk - 1) / kAttentionChunk;
+        const int64_t splits = (kv_config_.max_seq_len + kAttentionChunk - 1) / kAttentionChunk;
         partial = std::max<size_t>(partial, cfg.max_tokens * n.n_head * splits * (n.head_dim + 2) * sizeof(float));
       }
     s.partial = ctx_.alloc(std::max<size_t>(partial, 256));
@@ -144,19 +151,38 @@ class CudaBackend : public graph::Backend {
     RAYO_CHECK(it != graphs_.end(), "graph not prepared");
     GraphState& s = it->second;
     const auto& cfg = g.config();
-    for (int32_t pos : in.positions)
-      if (pos < 0 || pos >= kv_config_.n_ctx) fail("position ", pos, " is outside the context of ", kv_config_.n_ctx);
+    const size_t n = in.tokens.size();
+    RAYO_CHECK(in.seq.size() == n, "one sequence index per token");
+    RAYO_CHECK(in.max_blocks_per_seq > 0, "no block table");
+    if (static_cast<int64_t>(in.block_table.size()) > s.table_capacity)
+      fail("the block table has ", in.block_table.size(), " entries, more than the ", s.table_capacity,
+           " this graph was prepared for");
+    const int64_t n_seqs = static_cast<int64_t>(in.block_table.size()) / in.max_blocks_per_seq;
+    for (int32_t b : in.block_table) RAYO_CHECK(b >= -1 && b < kv_config_.n_blocks, "block ", b, " outside the cache");
+    for (size_t t = 0; t < n; ++t) {
+      const int32_t pos = in.positions[t];
+      if (pos < 0 || pos >= kv_config_.max_seq_len || pos / kv_config_.block_size >= in.max_blocks_per_seq)
+        fail("position ", pos, " is outside the context of ", kv_config_.max_seq_len);
+      RAYO_CHECK(in.seq[t] >= 0 && in.seq[t] < n_seqs, "sequence index ", in.seq[t]);
+      for (int64_t b = 0; b <= pos / kv_config_.block_size; ++b)  // every block attention will read
+        RAYO_CHECK(in.block_table[in.seq[t] * in.max_blocks_per_seq + b] >= 0, "position ", pos, " has no cache block");
+    }
     for (int32_t t : in.tokens)
       if (t < 0 || t >= vocab_rows_) fail("token id ", t, " is outside the vocabulary of ", vocab_rows_);
     for (int32_t r : in.output_rows)
       if (r < 0 || r >= static_cast<int32_t>(in.tokens.size())) fail("output row ", r, " is not a row of the step");
     int32_t* p = s.staging;
-    p[0] = static_cast<int32_t>(in.tokens.size());
+    const int64_t T = cfg.max_tokens, O = cfg.max_outputs;
+    p[0] = static_cast<int32_t>(n);
     p[1] = static_cast<int32_t>(in.output_rows.size());
-    std::copy(in.tokens.begin(), in.tokens.end(), p + 2);
-    std::copy(in.positions.begin(), in.positions.end(), p + 2 + cfg.max_tokens);
-    std::copy(in.output_rows.begin(), in.output_rows.end(), p + 2 + 2 * cfg.max_tokens);
-    ctx_.upload_async(s.step.ptr(), s.staging, (2 + 2 * cfg.max_tokens + cfg.max_outputs) * sizeof(int32_t));
+    p[2] = in.max_blocks_per_seq;
+    std::copy(in.tokens.begin(), in.tokens.end(), p + 4);
+    std::copy(in.positions.begin(), in.positions.end(), p + 4 + T);
+    std::copy(in.output_rows.begin(), in.output_rows.end(), p + 4 + 2 * T);
+    std::copy(in.seq.begin(), in.seq.end(), p + 4 + 2 * T + O);
+    std::copy(in.block_table.begin(), in.block_table.end(), p + 4 + 3 * T + O);
+    // One upload: the header, the per-token arrays and the used part of the table.
+    ctx_.upload_async(s.step.ptr(), s.staging, (4 + 3 * T + O + in.block_table.size()) * sizeof(int32_t));
     s.n_outputs = static_cast<int>(in.output_rows.size());
     s.logits_fresh = false;
     current_ = &s;
@@ -308,12 +334,19 @@ class CudaBackend : public graph::Backend {
   }
   static CUdeviceptr n_tokens_ptr(const GraphState& s) { return s.step.ptr(); }
   static CUdeviceptr n_outputs_ptr(const GraphState& s) { return s.step.ptr() + 4; }
-  static CUdeviceptr tokens_ptr(const GraphState& s) { return s.step.ptr() + 8; }
+  static CUdeviceptr max_blocks_ptr(const GraphState& s) { return s.step.ptr() + 8; }
+  static CUdeviceptr tokens_ptr(const GraphState& s) { return s.step.ptr() + 16; }
   static CUdeviceptr positions_ptr(const GraphState& s, const Graph& g) {
-    return s.step.ptr() + 8 + 4 * g.config().max_tokens;
+    return s.step.ptr() + 16 + 4 * g.config().max_tokens;
   }
   static CUdeviceptr rows_ptr(const GraphState& s, const Graph& g) {
-    return s.step.ptr() + 8 + 8 * g.config().max_tokens;
+    return s.step.ptr() + 16 + 8 * g.config().max_tokens;
+  }
+  static CUdeviceptr seq_ptr(const GraphState& s, const Graph& g) {
+    return s.step.ptr() + 16 + 8 * g.config().max_tokens + 4 * g.config().max_outputs;
+  }
+  static CUdeviceptr table_ptr(const GraphState& s, const Graph& g) {
+    return s.step.ptr() + 16 + 12 * g.config().max_tokens + 4 * g.config().max_outputs;
   }
   CUdeviceptr n_rows_ptr(const GraphState& s, const Graph& g, int value) const {
     return g.values()[value].rows == graph::RowSpace::Tokens ? n_tokens_ptr(s) : n_outputs_ptr(s);
@@ -341,13 +374,13 @@ class CudaBackend : public graph::Backend {
   }
 
   std::vector<Launch> launches_for(const Graph& g, GraphState& s, const Node& n) {
-    const auto specs = node_kernel_specs(g, n, kv_config_.n_ctx);
+    const auto specs = node_kernel_specs(g, n, KvShape{kv_config_.max_seq_len, kv_config_.block_size});
     const KernelSpec& spec = specs.front();
     const auto& values = g.values();
     auto V = [&](int v) { return value_ptr(s, g, v); };
     const int64_t rows = n.out >= 0 ? g.max_rows(values[n.out]) : g.config().max_tokens;
     const CUdeviceptr nr = n.out >= 0 ? n_rows_ptr(s, g, n.out) : n_tokens_ptr(s);
-    const CUdeviceptr pos = positions_ptr(s, g);
+    const CUdeviceptr pos = positions_ptr(s, g), seq = seq_ptr(s, g), table = table_ptr(s, g), mb = max_blocks_ptr(s);
     const int tt = n.in[0] >= 0 ? gemv_token_tile(g.max_rows(values[n.in[0]])) : 1;
     auto M = [&](int w) { return weight_ptr(g, w, WeightUse::Matrix); };
     auto Vec = [&](int w) { return weight_ptr(g, w, WeightUse::Vector); };
@@ -371,11 +404,11 @@ class CudaBackend : public graph::Backend {
         return {make_launch(spec, "rope", {rows}, 128, {V(n.in[0]), V(n.out), Vec(n.rope.freq_factors), pos, nr})};
       case Op::KvStore:
         return {make_launch(spec, "kv_store", {g.config().max_tokens}, 128,
-                            {V(n.in[0]), V(n.in[1]), k_cache(n.layer), v_cache(n.layer), pos, nr})};
+                            {V(n.in[0]), V(n.in[1]), k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr})};
       case Op::Attention: {
-        const int64_t splits = (kv_config_.n_ctx + kAttentionChunk - 1) / kAttentionChunk;
+        const int64_t splits = (kv_config_.max_seq_len + kAttentionChunk - 1) / kAttentionChunk;
         return {make_launch(spec, "attention_split", {n.n_head, splits, rows}, 128,
-                            {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), pos, nr}),
+                            {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), pos, seq, table, mb, nr}),
                 make_launch(spec, "attention_combine", {n.n_head, rows}, 128, {s.partial.ptr(), V(n.out), pos, nr})};
       }
       case Op::GateUpSwiGLU: {
@@ -388,7 +421,7 @@ class CudaBackend : public graph::Backend {
         return {make_launch(spec, "qkv_rope_store", {ceil_div(pairs, 4), ceil_div(rows, tt)}, 128,
                             {M(n.weight), M(n.aux[1]), M(n.aux[2]), Vec(n.aux[3]), Vec(n.aux[4]), Vec(n.aux[5]),
                              V(n.in[0]), Vec(n.aux[0]), Vec(n.rope.freq_factors), V(n.out), k_cache(n.layer),
-                             v_cache(n.layer), pos, nr})};
+                             v_cache(n.layer), pos, seq, table, mb, nr})};
       }
     }
     fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));

@@ -95,6 +95,7 @@ KernelSpec qkv_rope_store_spec(const QkvShape& q, int tt) {
   s.defines.push_back({"NORM", q.norm_eps >= 0 ? "1" : "0"});
   s.defines.push_back({"EPS", float_literal(q.norm_eps >= 0 ? q.norm_eps : 0.0f)});
   s.defines.push_back({"TT", num(tt)});
+  s.defines.push_back({"BLOCK_SIZE", num(q.block_size)});
   return s;
 }
 
@@ -104,9 +105,11 @@ KernelSpec rope_spec(int n_head, int head_dim, const graph::RopeParams& rope, bo
   return s;
 }
 
-KernelSpec kv_store_spec(int64_t kv_width) { return KernelSpec{"kv_store.cu", {"kv_store"}, {{"KV_WIDTH", num(kv_width)}}}; }
+KernelSpec kv_store_spec(int64_t kv_width, int64_t block_size) {
+  return KernelSpec{"kv_store.cu", {"kv_store"}, {{"KV_WIDTH", num(kv_width)}, {"BLOCK_SIZE", num(block_size)}}};
+}
 
-KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx, int chunk) {
+KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx, int64_t block_size, int chunk) {
   RAYO_CHECK(head_dim > 0 && head_dim <= 256, "head_dim ", head_dim, " above the attention kernel's 256");
   RAYO_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0, "bad GQA ratio");
   const int64_t splits = (n_ctx + chunk - 1) / chunk;
@@ -117,7 +120,8 @@ KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx
                      {"N_HEAD_KV", num(n_head_kv)},
                      {"CHUNK", num(chunk)},
                      {"N_SPLITS", num(splits)},
-                     {"SCALE", float_literal(1.0f / std::sqrt(static_cast<float>(head_dim)))}}};
+                     {"SCALE", float_literal(1.0f / std::sqrt(static_cast<float>(head_dim)))},
+                     {"BLOCK_SIZE", num(block_size)}}};
 }
 
 KernelSpec rms_norm_spec(int64_t cols, int group, float eps) {
@@ -132,7 +136,7 @@ KernelSpec dequant_spec(TensorType w, int64_t cols) {
   return KernelSpec{"dequant.cu", {"embed", "dequant_f16"}, {{"WTYPE", type_id(w)}, {"COLS", num(cols)}}};
 }
 
-std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, int64_t n_ctx) {
+std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, const KvShape& kv) {
   const auto& values = g.values();
   auto W = [&](int i) -> const graph::Weight& { return g.weights()[i]; };
   auto gemv_type = [&](int i) { return gemv_weight_type(W(i).type, W(i).name); };
@@ -154,8 +158,8 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
     case Op::SwiGLU:
     case Op::SelectRows: return {elementwise_spec(values[n.out].cols)};
     case Op::Rope: return {rope_spec(n.n_head, n.head_dim, n.rope, n.rope.freq_factors >= 0)};
-    case Op::KvStore: return {kv_store_spec(static_cast<int64_t>(n.n_head_kv) * n.head_dim)};
-    case Op::Attention: return {attention_spec(n.n_head, n.n_head_kv, n.head_dim, n_ctx)};
+    case Op::KvStore: return {kv_store_spec(static_cast<int64_t>(n.n_head_kv) * n.head_dim, kv.block_size)};
+    case Op::Attention: return {attention_spec(n.n_head, n.n_head_kv, n.head_dim, kv.max_seq_len, kv.block_size)};
     case Op::GateUpSwiGLU:
       return {gemv_swiglu_spec(gemv_type(n.weight), gemv_type(n.aux[1]), W(n.weight).cols, W(n.weight).rows, tt,
                                norm_eps)};
@@ -172,20 +176,21 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       s.has_freq_factors = n.rope.freq_factors >= 0;
       s.bias = n.aux[3] >= 0;
       s.norm_eps = norm_eps;
+      s.block_size = kv.block_size;
       return {qkv_rope_store_spec(s, tt)};
     }
   }
   fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
 }
 
-std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, int64_t n_ctx) {
+std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape& kv) {
   std::vector<KernelSpec> out;
   std::set<std::string> seen;
   auto add = [&](const KernelSpec& s) {
     if (seen.insert(s.key()).second) out.push_back(s);
   };
   for (const Node& n : g.nodes()) {
-    for (const auto& s : node_kernel_specs(g, n, n_ctx)) add(s);
+    for (const auto& s : node_kernel_specs(g, n, kv)) add(s);
     for (int w : {n.weight, n.aux[1], n.aux[2]}) {
       if (w < 0) continue;
       if (n.op == Op::MatMul || n.op == Op::RmsNormMatMul || n.op == Op::MatMulAdd || n.op == Op::GateUpSwiGLU ||
@@ -216,13 +221,14 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
   q.rope = rope;
   q.bias = s.qkv_bias;
   q.norm_eps = s.eps;
+  q.block_size = s.block_size;
   out.push_back(qkv_rope_store_spec(q, 1));
   // Q4_K_M keeps attn_v in Q4_K in some layers.
   if (s.attn_v != s.attn) {
     q.v = s.attn;
     out.push_back(qkv_rope_store_spec(q, 1));
   }
-  out.push_back(attention_spec(s.n_head, s.n_head_kv, s.head_dim, s.n_ctx));
+  out.push_back(attention_spec(s.n_head, s.n_head_kv, s.head_dim, s.n_ctx, s.block_size));
   const int64_t q_width = static_cast<int64_t>(s.n_head) * s.head_dim;
   out.push_back(gemv_spec(s.attn, q_width, s.n_embd, 1, -1.0f, 1));
   out.push_back(gemv_swiglu_spec(s.ffn, s.ffn, s.n_embd, s.n_ff, 1, s.eps));

@@ -50,25 +50,34 @@ struct QkvShape {
   bool has_freq_factors = false;
   bool bias = false;
   float norm_eps = -1.0f;
+  int64_t block_size = 16;  // positions per KV cache block
 };
 KernelSpec qkv_rope_store_spec(const QkvShape& s, int tt);
 KernelSpec rope_spec(int n_head, int head_dim, const graph::RopeParams& rope, bool has_freq_factors);
-KernelSpec kv_store_spec(int64_t kv_width);
-KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx, int chunk = kAttentionChunk);
+KernelSpec kv_store_spec(int64_t kv_width, int64_t block_size);
+// max_seq_len: the longest sequence (sets the number of splits).
+KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t max_seq_len, int64_t block_size,
+                          int chunk = kAttentionChunk);
 KernelSpec rms_norm_spec(int64_t cols, int group, float eps);
 KernelSpec elementwise_spec(int64_t cols);
 KernelSpec dequant_spec(TensorType w, int64_t cols);
 
+// The KV cache geometry the kernels are specialised to.
+struct KvShape {
+  int64_t max_seq_len = 4096;
+  int64_t block_size = 16;
+};
+
 // The variants one node of a (fused) graph launches.
-std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const graph::Node& n, int64_t n_ctx);
+std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const graph::Node& n, const KvShape& kv);
 // All variants a graph needs, without duplicates (also the dequant_f16 ones of
 // fallback-format weights and the argmax of the logits).
-std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, int64_t n_ctx);
+std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape& kv);
 
 // The fused decode graph's variants for a model given only by its shapes (the
 // compile tests use it for llama3-8b and qwen2.5-1.5b without their files).
 struct DecoderShape {
-  int64_t n_embd = 0, n_ff = 0, n_vocab = 0, n_ctx = 4096;
+  int64_t n_embd = 0, n_ff = 0, n_vocab = 0, n_ctx = 4096, block_size = 16;
   int n_head = 0, n_head_kv = 0, head_dim = 0;
   float rope_base = 10000.0f, eps = 1e-5f;
   bool neox = false, qkv_bias = false;

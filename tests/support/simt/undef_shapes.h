@@ -26,6 +26,7 @@
 #undef CHUNK
 #undef N_SPLITS
 #undef SCALE
+#undef BLOCK_SIZE
 #undef Q_PAIRS
 #undef KV_PAIRS
 #undef QKV_PAIRS

@@ -12,9 +12,12 @@
 //
 // GQA: query head h reads kv head h / (N_HEAD / N_HEAD_KV).
 // Shape macros: HEAD_DIM (any value up to 256), N_HEAD, N_HEAD_KV, CHUNK,
-// N_SPLITS (= ceil(n_ctx / CHUNK)), SCALE (1/sqrt(HEAD_DIM) as a float literal).
-// Layouts: q and out [rows][N_HEAD * HEAD_DIM] f32; caches [n_ctx][N_HEAD_KV *
-// HEAD_DIM] f16; partial [rows][N_HEAD][N_SPLITS][HEAD_DIM + 2] f32.
+// N_SPLITS (= ceil(max_seq_len / CHUNK)), SCALE (1/sqrt(HEAD_DIM) as a float
+// literal), BLOCK_SIZE (positions per KV cache block).
+// Layouts: q and out [rows][N_HEAD * HEAD_DIM] f32; caches [cache rows][N_HEAD_KV
+// * HEAD_DIM] f16, paged: position j of row t's sequence is cache row
+// kv_row(block_table, seq[t], *max_blocks, j, BLOCK_SIZE); partial
+// [rows][N_HEAD][N_SPLITS][HEAD_DIM + 2] f32.
 #include "common.cuh"
 
 #define ATT_WARPS 4
@@ -25,7 +28,7 @@
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(ATT_THREADS)
 attention_split(const float* q, const u16* k_cache, const u16* v_cache, float* partial, const int* positions,
-                const int* n_rows) {
+                const int* seq, const int* block_table, const int* max_blocks, const int* n_rows) {
   const int h = blockIdx.x, s = blockIdx.y, t = blockIdx.z;
   if (t >= *n_rows) return;
   const int pos = positions[t];
@@ -34,6 +37,7 @@ attention_split(const float* q, const u16* k_cache, const u16* v_cache, float* p
   const int end = begin + CHUNK < pos + 1 ? begin + CHUNK : pos + 1;
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const int kv_off = (h / (N_HEAD / N_HEAD_KV)) * HEAD_DIM;
+  const int* table = block_table + seq[t] * *max_blocks;
 
   float qr[DPL], acc[DPL];
 RAYO_UNROLL
@@ -44,7 +48,8 @@ RAYO_UNROLL
   }
   float m = -INFINITY, l = 0.0f;
   for (int j = begin + warp; j < end; j += ATT_WARPS) {
-    const u16* kr = k_cache + static_cast<long long>(j) * KV_WIDTH + kv_off;
+    const long long row = static_cast<long long>(table[j / BLOCK_SIZE]) * BLOCK_SIZE + j % BLOCK_SIZE;
+    const u16* kr = k_cache + row * KV_WIDTH + kv_off;
     float dot = 0.0f;
 RAYO_UNROLL
     for (int i = 0; i < DPL; ++i) {
@@ -56,7 +61,7 @@ RAYO_UNROLL
     const float corr = expf(m - m_new);
     const float p = expf(score - m_new);
     l = l * corr + p;
-    const u16* vr = v_cache + static_cast<long long>(j) * KV_WIDTH + kv_off;
+    const u16* vr = v_cache + row * KV_WIDTH + kv_off;
 RAYO_UNROLL
     for (int i = 0; i < DPL; ++i) {
       const int d = lane + WARP * i;

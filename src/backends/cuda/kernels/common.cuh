@@ -324,6 +324,13 @@ __device__ __forceinline__ float rope_angle(int pos, int i, float theta_scale, f
   return freq_scale * (theta / ff);
 }
 
+// The paged KV cache (graph/backend.h): position pos of sequence seq lives in
+// cache row block_table[seq * max_blocks + pos / block_size] * block_size +
+// pos % block_size; a layer's cache is [rows][kv_width] halves.
+__device__ __forceinline__ long long kv_row(const int* block_table, int seq, int max_blocks, int pos, int block_size) {
+  return static_cast<long long>(block_table[seq * max_blocks + pos / block_size]) * block_size + pos % block_size;
+}
+
 // Block-wide sum for blocks of NT threads (a multiple of 32); `scratch` is
 // shared storage of NT/32 floats. Every thread gets the total.
 template <int NT>

@@ -5,11 +5,12 @@
 // Shape macros: QTYPE, KTYPE, VTYPE (formats), COLS (n_embd), N_HEAD, N_HEAD_KV,
 // HEAD_DIM, N_ROT, ROPE_NEOX (0: adjacent pairs, 1: halves), THETA_SCALE,
 // FREQ_SCALE (float literals), HAS_FF (rope frequency factors), QKV_BIAS, NORM,
-// EPS, TT.
+// EPS, TT, BLOCK_SIZE (positions per KV cache block).
 // Work split: one warp computes one pair of output rows, the two values a rope
 // rotation mixes (2i, 2i+1) or (i, i + N_ROT/2) of a head, so the rotation
 // happens in registers. Pairs are numbered q first, then k, then v.
-// KV cache layout: per layer, [n_ctx][N_HEAD_KV * HEAD_DIM] halves, row-major.
+// KV cache layout: per layer, [rows][N_HEAD_KV * HEAD_DIM] halves, row-major;
+// paged: the row of (seq[t], positions[t]) comes from the block table (kv_row).
 // Grid: (ceil(PAIRS / GEMV_WARPS), ceil(max_rows / TT)); block GEMV_THREADS.
 #include "gemv.cuh"
 
@@ -20,7 +21,8 @@
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMV_THREADS)
 qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, const float* bk, const float* bv,
                const float* x, const float* norm_w, const float* freq_factors, float* q_out, u16* k_cache,
-               u16* v_cache, const int* positions, const int* n_rows) {
+               u16* v_cache, const int* positions, const int* seq, const int* block_table, const int* max_blocks,
+               const int* n_rows) {
   const int n = *n_rows;
   const int t0 = blockIdx.y * TT;
   if (t0 >= n) return;
@@ -91,8 +93,9 @@ RAYO_UNROLL
       q_out[(t0 + t) * (N_HEAD * HEAD_DIM) + r1] = x1;
     } else {
       u16* cache = which == 1 ? k_cache : v_cache;
-      cache[static_cast<long long>(pos) * (N_HEAD_KV * HEAD_DIM) + r0] = f2h(x0);
-      cache[static_cast<long long>(pos) * (N_HEAD_KV * HEAD_DIM) + r1] = f2h(x1);
+      const long long row = kv_row(block_table, seq[t0 + t], *max_blocks, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
+      cache[row + r0] = f2h(x0);
+      cache[row + r1] = f2h(x1);
     }
   }
 }
