@@ -23,16 +23,19 @@ using graph::Op;
 namespace {
 
 // One kernel launch with its arguments (every kernel argument is 8 bytes: a
-// device pointer or a long long).
+// device pointer or a long long). The parameter pointers cuLaunchKernel wants
+// are made at each launch, so that copies of a Launch stay valid (the driver
+// copies the values at the call, also while capturing a graph).
 struct Launch {
   CUfunction fn = nullptr;
   unsigned grid[3] = {1, 1, 1};
   unsigned block = 128;
   std::vector<uint64_t> args;
-  std::vector<void*> params;  // points into args
-  void finalize() {
-    params.clear();
-    for (auto& a : args) params.push_back(&a);
+  std::vector<void*> pointers;
+  void** params() {
+    pointers.clear();
+    for (auto& a : args) pointers.push_back(&a);
+    return pointers.data();
   }
 };
 
@@ -192,7 +195,7 @@ class CudaBackend : public graph::Backend {
     if (options_.use_graphs) return;  // the whole step is one graph launch in end_step
     const size_t index = static_cast<size_t>(&node - g.nodes().data());
     RAYO_CHECK(index < current_->node_launches.size(), "node not of the prepared graph");
-    for (Launch& l : current_->node_launches[index]) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params.data());
+    for (Launch& l : current_->node_launches[index]) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params());
   }
 
   void end_step(const Graph& g) override {
@@ -201,7 +204,7 @@ class CudaBackend : public graph::Backend {
       if (!s.exec || s.exec_has_argmax != device_argmax_) capture(s);
       ctx_.launch_graph(s.exec);
     } else if (device_argmax_) {
-      ctx_.launch(s.argmax.fn, s.argmax.grid[0], 1, 1, s.argmax.block, s.argmax.params.data());
+      ctx_.launch(s.argmax.fn, s.argmax.grid[0], 1, 1, s.argmax.block, s.argmax.params());
     }
     if (device_argmax_) {
       ctx_.download_async(s.host_ids, s.ids.ptr(), s.n_outputs * sizeof(int32_t));
@@ -314,7 +317,7 @@ class CudaBackend : public graph::Backend {
         // Fallback format: dequantize to f16 once, on the device.
         DeviceBuffer f16 = ctx_.alloc(static_cast<size_t>(w.rows * w.cols) * 2);
         Launch l = make_launch(dequant_spec(w.type, w.cols), "dequant_f16", {1024}, 128, {raw.ptr(), f16.ptr(), static_cast<uint64_t>(w.rows)});
-        ctx_.launch(l.fn, l.grid[0], 1, 1, l.block, l.params.data());
+        ctx_.launch(l.fn, l.grid[0], 1, 1, l.block, l.params());
         ctx_.synchronize();
         raw = std::move(f16);
         dw.type = TensorType::F16;
@@ -369,7 +372,6 @@ class CudaBackend : public graph::Backend {
     for (int64_t gdim : grid) l.grid[i++] = static_cast<unsigned>(std::max<int64_t>(gdim, 1));
     l.block = block;
     l.args.assign(args.begin(), args.end());
-    l.finalize();
     return l;
   }
 
@@ -436,8 +438,8 @@ class CudaBackend : public graph::Backend {
     s.cu_graph = nullptr;
     check(a.cuStreamBeginCapture(ctx_.stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin graph capture");
     for (auto& node : s.node_launches)
-      for (Launch& l : node) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params.data());
-    if (device_argmax_) ctx_.launch(s.argmax.fn, s.argmax.grid[0], 1, 1, s.argmax.block, s.argmax.params.data());
+      for (Launch& l : node) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params());
+    if (device_argmax_) ctx_.launch(s.argmax.fn, s.argmax.grid[0], 1, 1, s.argmax.block, s.argmax.params());
     check(a.cuStreamEndCapture(ctx_.stream(), &s.cu_graph), "end graph capture");
     check(a.cuGraphInstantiate(&s.exec, s.cu_graph, 0), "instantiate the step graph");
     s.exec_has_argmax = device_argmax_;
