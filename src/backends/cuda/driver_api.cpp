@@ -93,6 +93,24 @@ Driver::Driver() {
   available_ = true;
 }
 
+void Driver::override_for_testing(const DriverApi* api, int version) {
+  if (api) {
+    if (!saved_) saved_ = std::make_unique<Saved>(Saved{available_, reason_, version_, device_count_, api_});
+    api_ = *api;
+    available_ = true;
+    reason_.clear();
+    version_ = version;
+    device_count_ = 1;
+  } else if (saved_) {
+    available_ = saved_->available;
+    reason_ = saved_->reason;
+    version_ = saved_->version;
+    device_count_ = saved_->device_count;
+    api_ = saved_->api;
+    saved_.reset();
+  }
+}
+
 std::string Driver::error_text(CUresult r) const {
   const char* name = nullptr;
   const char* text = nullptr;

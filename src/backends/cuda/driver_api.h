@@ -6,6 +6,7 @@
 // unavailable_reason() says why in one line; callers then use the CPU.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace rayo::cuda {
@@ -90,8 +91,19 @@ class Driver {
   // "CUDA_ERROR_OUT_OF_MEMORY: out of memory".
   std::string error_text(CUresult r) const;
 
+  // Tests only: replaces the loaded driver by `api` (an emulated GPU: the SIMT
+  // emulator behind the same entry points), or restores it when api is null.
+  void override_for_testing(const DriverApi* api, int version = 12000);
+
  private:
   Driver();
+  struct Saved {
+    bool available;
+    std::string reason;
+    int version, device_count;
+    DriverApi api;
+  };
+  std::unique_ptr<Saved> saved_;
   bool available_ = false;
   std::string reason_;
   int version_ = 0;

@@ -23,6 +23,11 @@ namespace rayo::cuda {
 // ("sm_90"), with -Xptxas=-v so the log reports registers and spills.
 NvrtcResult compile_kernel(const KernelSpec& spec, const std::string& arch);
 
+// Tests only: replaces NVRTC for every later compile (an emulated GPU's
+// "CUBIN" names the variant); an empty function restores NVRTC.
+using KernelCompiler = std::function<NvrtcResult(const KernelSpec& spec, const std::string& arch)>;
+void set_kernel_compiler_for_testing(KernelCompiler compiler);
+
 // $XDG_CACHE_HOME/rayo/kernels or ~/.cache/rayo/kernels ("" if neither is set).
 std::filesystem::path default_kernel_cache_dir();
 
