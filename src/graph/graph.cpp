@@ -20,6 +20,10 @@ std::string_view op_name(Op op) {
     case Op::KvStore: return "kv_store";
     case Op::Attention: return "attention";
     case Op::SelectRows: return "select_rows";
+    case Op::RmsNormMatMul: return "rms_norm_matmul";
+    case Op::MatMulAdd: return "matmul_add";
+    case Op::GateUpSwiGLU: return "gate_up_swiglu";
+    case Op::QkvRopeStore: return "qkv_rope_store";
   }
   return "?";
 }

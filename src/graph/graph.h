@@ -58,6 +58,7 @@ struct Node {
   int group = 0;                 // RmsNorm: values per normalised group
   int n_head = 0, n_head_kv = 0, head_dim = 0;  // Rope, KvStore, Attention
   RopeParams rope;               // Rope
+  int aux[6] = {-1, -1, -1, -1, -1, -1};  // fused ops: more weight indices (ops.h)
 };
 
 struct GraphConfig {

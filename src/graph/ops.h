@@ -17,6 +17,15 @@ enum class Op {
   KvStore,     // writes k[t], v[t] into the layer's KV cache at positions[t]; no output value
   Attention,   // causal attention of q over the layer's KV cache (GQA, softmax)
   SelectRows,  // out = the rows of in whose logits the step asks for
+
+  // Fused ops, created by the passes of graph/fusion_passes.h for backends that
+  // have kernels for them (the CPU backend requests none). Extra weights are in
+  // Node::aux (see there).
+  RmsNormMatMul,  // out = W · rms_norm(in) (aux[0] = norm weight, eps)
+  MatMulAdd,      // out = W · in[0] + in[1] (residual epilogue)
+  GateUpSwiGLU,   // out = silu(Wgate · x) * (Wup · x), weight = gate, aux[1] = up; x = in or rms_norm(in) (aux[0])
+  QkvRopeStore,   // out = rope(Wq · x + bq); rope(Wk · x + bk) and Wv · x + bv into the layer's KV cache;
+                  // weight = q, aux[1] = k, aux[2] = v, aux[3..5] = biases or -1, aux[0] = norm or -1
 };
 
 std::string_view op_name(Op op);

@@ -140,6 +140,7 @@ void CpuBackend::run(const Graph& g, const Node& n) {
     case Op::SwiGLU:
     case Op::Rope:
     case Op::SelectRows: return run_rows(g, n);
+    default: break;  // fused ops: the CPU backend requests no fusion passes
   }
   fail("the CPU backend has no kernel for op ", op_name(n.op));
 }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Everything that needs a GPU, from a build made elsewhere (builds nothing):
+#   scripts/gpu-check.sh [BUILD_DIR]      (default: build)
+# Build it portably on the development machine first:
+#   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAYO_STATIC_RUNTIME=ON
+#   cmake --build build -j2
+# then carry the source tree with BUILD_DIR (and ../shared) to the GPU machine.
+# The binaries need only glibc, libcuda.so.1 (the driver) and libnvrtc (from
+# /usr/local/cuda/lib64, $CUDA_HOME/lib64 or pip's nvidia/cuda_nvrtc).
+#
+# Runs: the device query, the kernel precompile into the cache, the GPU tests
+# (kernels natively vs the references, every shared model vs the CPU backend,
+# transfers and launches per token), the emulator and NVRTC tests again on
+# this machine, then the benchmarks side by side (CPU and CUDA in one run).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+rayo="$build/rayo"
+status=0
+step() { echo; echo "== $*"; }
+run() { echo "+ $*"; "$@" || { echo "FAILED: $*"; status=1; }; }
+
+[ -x "$rayo" ] || { echo "gpu-check.sh: $rayo not found; build first (see the header of this script)"; exit 2; }
+export RAYO_SHARED=${RAYO_SHARED:-$(cd .. && pwd)/shared}
+export RAYO_BIN="$rayo"
+
+step "machine"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.memory --format=csv
+ldd "$rayo" | grep -E "libstdc|libgcc|libcuda|libnvrtc" || true
+
+step "kernel precompile (fills the cache; a second run compiles nothing)"
+for m in "$RAYO_SHARED"/models/synth-llama-q4_k_m.gguf "$RAYO_SHARED"/models/synth-qwen2-q4_k_m.gguf; do
+  run "$rayo" kernels --precompile -m "$m"
+done
+
+step "GPU tests"
+run "$build/tests/test_gpu" --gtest_color=no
+
+step "emulator, NVRTC and cache tests"
+run "$build/tests/test_unit" --gtest_filter='Cuda*' --gtest_color=no
+
+step "benchmarks (CPU and CUDA side by side)"
+# `--device` is wired into the commands by src/cli (see docs); skip gracefully if absent.
+if "$rayo" bench --help 2>&1 | grep -q -- "--device"; then
+  for type in q4_k_m q8_0; do
+    for dev in cuda cpu; do
+      run "$rayo" bench --synth llama3-8b --type "$type" -p 512 -n 128 --device "$dev"
+    done
+  done
+  run "$rayo" bench --synth qwen2.5-1.5b --type q4_k_m -p 512 -n 128 --device cuda
+  for m in "$RAYO_SHARED"/models/synth-llama-q4_k_m.gguf "$RAYO_SHARED"/models/tinystories-656k-q8_0.gguf; do
+    run "$rayo" bench -m "$m" -p 128 -n 64 --device cuda
+  done
+else
+  echo "rayo bench has no --device option yet: benchmarks skipped"
+fi
+
+echo
+[ $status -eq 0 ] && echo "gpu-check: all passed" || echo "gpu-check: FAILURES above"
+exit $status

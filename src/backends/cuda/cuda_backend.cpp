@@ -1,0 +1,482 @@
+#include "backends/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "backends/cuda/kernel_cache.h"
+#include "backends/cuda/kernel_specs.h"
+#include "common/error.h"
+#include "graph/fusion_passes.h"
+#include "quant/dequantize.h"
+
+namespace rayo::cuda {
+
+using graph::Graph;
+using graph::Node;
+using graph::Op;
+
+namespace {
+
+// One kernel launch with its arguments (every kernel argument is 8 bytes: a
+// device pointer or a long long). The parameter pointers cuLaunchKernel wants
+// are made at each launch, so that copies of a Launch stay valid (the driver
+// copies the values at the call, also while capturing a graph).
+struct Launch {
+  CUfunction fn = nullptr;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block = 128;
+  std::vector<uint64_t> args;
+  std::vector<void*> pointers;
+  void** params() {
+    pointers.clear();
+    for (auto& a : args) pointers.push_back(&a);
+    return pointers.data();
+  }
+};
+
+unsigned ceil_div(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
+
+struct GraphState {
+  DeviceBuffer arena;
+  // The step block, ints: n_tokens, n_outputs, max_blocks_per_seq, 0, tokens[T], positions[T],
+  // output rows[O], seq[T], block_table[table_capacity] (T = max_tokens, O = max_outputs).
+  DeviceBuffer step;
+  int64_t table_capacity = 0;
+  DeviceBuffer partial;   // attention split results
+  DeviceBuffer ids;       // argmax per output row
+  int32_t* staging = nullptr;   // pinned copy of `step`
+  float* logits = nullptr;      // pinned [max_outputs][n_vocab]
+  int32_t* host_ids = nullptr;  // pinned [max_outputs]
+  std::vector<std::vector<Launch>> node_launches;  // by node index
+  Launch argmax;
+  CUgraph cu_graph = nullptr;
+  CUgraphExec exec = nullptr;
+  bool exec_has_argmax = false;
+  int n_outputs = 0;
+  bool logits_fresh = false;
+  int64_t n_vocab = 0;
+  int kernels = 0;
+};
+
+}  // namespace
+
+class CudaBackend : public graph::Backend {
+ public:
+  explicit CudaBackend(const CudaOptions& options)
+      : options_(options), ctx_(options.device), cache_(ctx_.arch(), Driver::get().version()) {
+    if (!Nvrtc::get().is_available()) fail(Nvrtc::get().unavailable_reason());
+    cache_.set_module_loader([this](const std::vector<char>& cubin) -> void* {
+      CUmodule m = nullptr;
+      check(ctx_.api().cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData");
+      modules_.push_back(m);
+      return m;
+    });
+  }
+
+  ~CudaBackend() override {
+    const auto& a = ctx_.api();
+    for (auto& [g, s] : graphs_) {
+      if (s.exec) a.cuGraphExecDestroy(s.exec);
+      if (s.cu_graph) a.cuGraphDestroy(s.cu_graph);
+      ctx_.free_host(s.staging);
+      ctx_.free_host(s.logits);
+      ctx_.free_host(s.host_ids);
+    }
+    graphs_.clear();
+    weights_.clear();
+    for (CUmodule m : modules_) a.cuModuleUnload(m);
+  }
+
+  std::string_view name() const override { return "cuda"; }
+  std::vector<std::unique_ptr<graph::Pass>> passes() const override { return graph::cuda_fusion_passes(); }
+
+  void init_kv_cache(const graph::KvCacheConfig& config) override {
+    if (config.type != graph::KvType::F16) fail("the CUDA backend keeps the KV cache in f16 (f32 was requested)");
+    RAYO_CHECK(config.n_layers > 0 && config.n_blocks > 0 && config.block_size > 0 && config.kv_width > 0 &&
+                   config.max_seq_len > 0,
+               "empty KV cache");
+    kv_config_ = config;
+    layer_bytes_ = static_cast<size_t>(config.n_blocks * config.block_size * config.kv_width) * 2;
+    kv_ = ctx_.alloc(2 * layer_bytes_ * config.n_layers);
+    check(ctx_.api().cuMemsetD8(kv_.ptr(), 0, kv_.bytes()), "clear the KV cache");
+  }
+
+  void prepare(const Graph& g) override {
+    RAYO_CHECK(kv_, "KV cache not initialised");
+    upload_weights(g);
+    GraphState& s = graphs_[&g];
+    const auto& cfg = g.config();
+    s.arena = ctx_.alloc(std::max<size_t>(g.arena_bytes(), 256));
+    const int64_t blocks_per_seq = (kv_config_.max_seq_len + kv_config_.block_size - 1) / kv_config_.block_size;
+    s.table_capacity = std::max<int64_t>(cfg.max_tokens, 1) * blocks_per_seq;
+    const size_t step_ints = 4 + 3 * cfg.max_tokens + cfg.max_outputs + s.table_capacity;
+    s.step = ctx_.alloc(step_ints * sizeof(int32_t));
+    s.staging = static_cast<int32_t*>(ctx_.alloc_host(step_ints * sizeof(int32_t)));
+    std::memset(s.staging, 0, step_ints * sizeof(int32_t));
+    s.n_vocab = g.values()[g.output()].cols;
+    s.logits = static_cast<float*>(ctx_.alloc_host(cfg.max_outputs * s.n_vocab * sizeof(float)));
+    s.host_ids = static_cast<int32_t*>(ctx_.alloc_host(cfg.max_outputs * sizeof(int32_t)));
+    s.ids = ctx_.alloc(cfg.max_outputs * sizeof(int32_t));
+    size_t partial = 0;
+    for (const Node& n : g.nodes())
+      if (n.op == Op::Attention) {
+        const int64_t splits = (kv_config_.max_seq_len + kAttentionChunk - 1) / kAttentionChunk;
+        partial = std::max<size_t>(partial, cfg.max_tokens * n.n_head * splits * (n.head_dim + 2) * sizeof(float));
+      }
+    s.partial = ctx_.alloc(std::max<size_t>(partial, 256));
+    // Compile (or fetch) every kernel and record every launch of a step.
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t compiled_before = cache_.compiles();
+    s.node_launches.clear();
+    s.kernels = 0;
+    for (const Node& n : g.nodes()) {
+      s.node_launches.push_back(launches_for(g, s, n));
+      s.kernels += static_cast<int>(s.node_launches.back().size());
+    }
+    s.argmax = make_launch(elementwise_spec(s.n_vocab), "argmax", {cfg.max_outputs}, 256,
+                           {value_ptr(s, g, g.output()), s.ids.ptr(), n_outputs_ptr(s)});
+    if (options_.verbose)
+      std::fprintf(stderr, "rayo: %d kernels per step on %s (%s), %llu compiled in %.2f s, %s arena\n", s.kernels,
+                   ctx_.name().c_str(), ctx_.arch().c_str(),
+                   static_cast<unsigned long long>(cache_.compiles() - compiled_before),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                   format_bytes(g.arena_bytes()).c_str());
+    last_kernels_ = s.kernels;
+  }
+
+  void begin_step(const Graph& g, const graph::StepInputs& in) override {
+    auto it = graphs_.find(&g);
+    RAYO_CHECK(it != graphs_.end(), "graph not prepared");
+    GraphState& s = it->second;
+    const auto& cfg = g.config();
+    const size_t n = in.tokens.size();
+    RAYO_CHECK(in.seq.size() == n, "one sequence index per token");
+    RAYO_CHECK(in.max_blocks_per_seq > 0, "no block table");
+    if (static_cast<int64_t>(in.block_table.size()) > s.table_capacity)
+      fail("the block table has ", in.block_table.size(), " entries, more than the ", s.table_capacity,
+           " this graph was prepared for");
+    const int64_t n_seqs = static_cast<int64_t>(in.block_table.size()) / in.max_blocks_per_seq;
+    for (int32_t b : in.block_table) RAYO_CHECK(b >= -1 && b < kv_config_.n_blocks, "block ", b, " outside the cache");
+    for (size_t t = 0; t < n; ++t) {
+      const int32_t pos = in.positions[t];
+      if (pos < 0 || pos >= kv_config_.max_seq_len || pos / kv_config_.block_size >= in.max_blocks_per_seq)
+        fail("position ", pos, " is outside the context of ", kv_config_.max_seq_len);
+      RAYO_CHECK(in.seq[t] >= 0 && in.seq[t] < n_seqs, "sequence index ", in.seq[t]);
+      for (int64_t b = 0; b <= pos / kv_config_.block_size; ++b)  // every block attention will read
+        RAYO_CHECK(in.block_table[in.seq[t] * in.max_blocks_per_seq + b] >= 0, "position ", pos, " has no cache block");
+    }
+    for (int32_t t : in.tokens)
+      if (t < 0 || t >= vocab_rows_) fail("token id ", t, " is outside the vocabulary of ", vocab_rows_);
+    for (int32_t r : in.output_rows)
+      if (r < 0 || r >= static_cast<int32_t>(in.tokens.size())) fail("output row ", r, " is not a row of the step");
+    int32_t* p = s.staging;
+    const int64_t T = cfg.max_tokens, O = cfg.max_outputs;
+    p[0] = static_cast<int32_t>(n);
+    p[1] = static_cast<int32_t>(in.output_rows.size());
+    p[2] = in.max_blocks_per_seq;
+    std::copy(in.tokens.begin(), in.tokens.end(), p + 4);
+    std::copy(in.positions.begin(), in.positions.end(), p + 4 + T);
+    std::copy(in.output_rows.begin(), in.output_rows.end(), p + 4 + 2 * T);
+    std::copy(in.seq.begin(), in.seq.end(), p + 4 + 2 * T + O);
+    std::copy(in.block_table.begin(), in.block_table.end(), p + 4 + 3 * T + O);
+    // One upload: the header, the per-token arrays and the used part of the table.
+    ctx_.upload_async(s.step.ptr(), s.staging, (4 + 3 * T + O + in.block_table.size()) * sizeof(int32_t));
+    s.n_outputs = static_cast<int>(in.output_rows.size());
+    s.logits_fresh = false;
+    current_ = &s;
+  }
+
+  void run(const Graph& g, const Node& node) override {
+    if (options_.use_graphs) return;  // the whole step is one graph launch in end_step
+    const size_t index = static_cast<size_t>(&node - g.nodes().data());
+    RAYO_CHECK(index < current_->node_launches.size(), "node not of the prepared graph");
+    for (Launch& l : current_->node_launches[index]) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params());
+  }
+
+  void end_step(const Graph& g) override {
+    GraphState& s = *current_;
+    if (options_.use_graphs) {
+      if (!s.exec || s.exec_has_argmax != device_argmax_) capture(s);
+      ctx_.launch_graph(s.exec);
+    } else if (device_argmax_) {
+      ctx_.launch(s.argmax.fn, s.argmax.grid[0], 1, 1, s.argmax.block, s.argmax.params());
+    }
+    if (device_argmax_) {
+      ctx_.download_async(s.host_ids, s.ids.ptr(), s.n_outputs * sizeof(int32_t));
+    } else {
+      ctx_.download_async(s.logits, value_ptr(s, g, g.output()), s.n_outputs * s.n_vocab * sizeof(float));
+      s.logits_fresh = true;
+    }
+    ctx_.synchronize();
+  }
+
+  std::span<const float> output(const Graph& g) override {
+    GraphState& s = graphs_.at(&g);
+    if (!s.logits_fresh) {  // device argmax: logits only when asked for
+      ctx_.download_async(s.logits, value_ptr(s, g, g.output()), s.n_outputs * s.n_vocab * sizeof(float));
+      ctx_.synchronize();
+      s.logits_fresh = true;
+    }
+    return {s.logits, static_cast<size_t>(s.n_outputs * s.n_vocab)};
+  }
+
+  // Extras (cuda_backend.h).
+  CudaBackendInfo info() const {
+    CudaBackendInfo i;
+    i.device_name = ctx_.name();
+    i.arch = ctx_.arch();
+    i.stats = ctx_.stats();
+    i.kernels_compiled = cache_.compiles();
+    i.kernel_cache_hits = cache_.hits();
+    i.kernel_cache_misses = cache_.misses();
+    i.kernels_per_step = last_kernels_;
+    return i;
+  }
+  void set_device_argmax(bool on) { device_argmax_ = on; }
+  std::span<const int32_t> ids() const {
+    RAYO_CHECK(current_ && device_argmax_, "device argmax is off");
+    return {current_->host_ids, static_cast<size_t>(current_->n_outputs)};
+  }
+
+ private:
+  struct DeviceWeight {
+    DeviceBuffer buffer;
+    TensorType type;  // as the kernels read it (F16 for dequantized fallbacks, F32 for vectors)
+  };
+  enum class WeightUse { Raw, Matrix, Vector };
+
+  // Uploads every weight the graph uses that is not on the device yet.
+  void upload_weights(const Graph& g) {
+    std::vector<std::pair<int, WeightUse>> needed;
+    for (const Node& n : g.nodes()) {
+      switch (n.op) {
+        case Op::Embed: needed.push_back({n.weight, WeightUse::Raw}); break;
+        case Op::MatMul:
+        case Op::RmsNormMatMul:
+        case Op::MatMulAdd: needed.push_back({n.weight, WeightUse::Matrix}); break;
+        case Op::GateUpSwiGLU:
+          needed.push_back({n.weight, WeightUse::Matrix});
+          needed.push_back({n.aux[1], WeightUse::Matrix});
+          break;
+        case Op::QkvRopeStore:
+          for (int w : {n.weight, n.aux[1], n.aux[2]}) needed.push_back({w, WeightUse::Matrix});
+          for (int w : {n.aux[3], n.aux[4], n.aux[5]})
+            if (w >= 0) needed.push_back({w, WeightUse::Vector});
+          break;
+        case Op::RmsNorm:
+        case Op::AddBias: needed.push_back({n.weight, WeightUse::Vector}); break;
+        default: break;
+      }
+      if (n.aux[0] >= 0) needed.push_back({n.aux[0], WeightUse::Vector});
+      if ((n.op == Op::Rope || n.op == Op::QkvRopeStore) && n.rope.freq_factors >= 0)
+        needed.push_back({n.rope.freq_factors, WeightUse::Vector});
+      if (n.op == Op::Embed) vocab_rows_ = g.weights()[n.weight].rows;
+    }
+    uint64_t total = 0;
+    std::vector<std::pair<int, WeightUse>> todo;
+    std::set<std::pair<const void*, int>> planned;
+    for (auto& [w, use] : needed) {
+      const auto key = std::make_pair(g.weights()[w].data, static_cast<int>(use));
+      if (weights_.count(key) || !planned.insert(key).second) continue;
+      todo.push_back({w, use});
+      const auto& wt = g.weights()[w];
+      total += use == WeightUse::Vector ? wt.rows * wt.cols * 4 : row_bytes(wt.type, wt.cols) * wt.rows;
+    }
+    if (todo.empty()) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (options_.progress)
+      std::fprintf(stderr, "rayo: uploading %s of weights to %s...", format_bytes(total).c_str(), ctx_.name().c_str());
+    for (auto& [w, use] : todo) upload_weight(g.weights()[w], use);
+    ctx_.synchronize();
+    if (options_.progress)
+      std::fprintf(stderr, " done in %.1f s\n",
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+
+  void upload_weight(const graph::Weight& w, WeightUse use) {
+    DeviceWeight dw;
+    if (use == WeightUse::Vector) {
+      if (!quant::can_dequantize(w.type))
+        fail("tensor '", w.name, "' has type ", type_name(w.type), ", which rayo cannot read");
+      std::vector<float> values(static_cast<size_t>(w.rows * w.cols));
+      quant::dequantize_row(w.type, w.data, values.data(), w.rows * w.cols);
+      dw.buffer = ctx_.alloc(values.size() * sizeof(float));
+      ctx_.upload(dw.buffer.ptr(), values.data(), values.size() * sizeof(float));
+      dw.type = TensorType::F32;
+    } else {
+      const size_t bytes = row_bytes(w.type, w.cols) * w.rows;
+      DeviceBuffer raw = ctx_.alloc(bytes);
+      ctx_.upload(raw.ptr(), w.data, bytes);
+      dw.type = w.type;
+      if (use == WeightUse::Matrix && gemv_weight_type(w.type, w.name) != w.type) {
+        // Fallback format: dequantize to f16 once, on the device.
+        DeviceBuffer f16 = ctx_.alloc(static_cast<size_t>(w.rows * w.cols) * 2);
+        Launch l = make_launch(dequant_spec(w.type, w.cols), "dequant_f16", {1024}, 128, {raw.ptr(), f16.ptr(), static_cast<uint64_t>(w.rows)});
+        ctx_.launch(l.fn, l.grid[0], 1, 1, l.block, l.params());
+        ctx_.synchronize();
+        raw = std::move(f16);
+        dw.type = TensorType::F16;
+      }
+      dw.buffer = std::move(raw);
+    }
+    weights_[{w.data, static_cast<int>(use)}] = std::move(dw);
+  }
+
+  CUdeviceptr weight_ptr(const Graph& g, int index, WeightUse use) const {
+    if (index < 0) return 0;
+    return weights_.at({g.weights()[index].data, static_cast<int>(use)}).buffer.ptr();
+  }
+
+  static CUdeviceptr value_ptr(const GraphState& s, const Graph& g, int v) {
+    return v < 0 ? 0 : s.arena.ptr() + g.values()[v].offset;
+  }
+  static CUdeviceptr n_tokens_ptr(const GraphState& s) { return s.step.ptr(); }
+  static CUdeviceptr n_outputs_ptr(const GraphState& s) { return s.step.ptr() + 4; }
+  static CUdeviceptr max_blocks_ptr(const GraphState& s) { return s.step.ptr() + 8; }
+  static CUdeviceptr tokens_ptr(const GraphState& s) { return s.step.ptr() + 16; }
+  static CUdeviceptr positions_ptr(const GraphState& s, const Graph& g) {
+    return s.step.ptr() + 16 + 4 * g.config().max_tokens;
+  }
+  static CUdeviceptr rows_ptr(const GraphState& s, const Graph& g) {
+    return s.step.ptr() + 16 + 8 * g.config().max_tokens;
+  }
+  static CUdeviceptr seq_ptr(const GraphState& s, const Graph& g) {
+    return s.step.ptr() + 16 + 8 * g.config().max_tokens + 4 * g.config().max_outputs;
+  }
+  static CUdeviceptr table_ptr(const GraphState& s, const Graph& g) {
+    return s.step.ptr() + 16 + 12 * g.config().max_tokens + 4 * g.config().max_outputs;
+  }
+  CUdeviceptr n_rows_ptr(const GraphState& s, const Graph& g, int value) const {
+    return g.values()[value].rows == graph::RowSpace::Tokens ? n_tokens_ptr(s) : n_outputs_ptr(s);
+  }
+  CUdeviceptr k_cache(int layer) const { return kv_.ptr() + 2 * layer_bytes_ * layer; }
+  CUdeviceptr v_cache(int layer) const { return kv_.ptr() + 2 * layer_bytes_ * layer + layer_bytes_; }
+
+  Launch make_launch(const KernelSpec& spec, const char* entry, std::initializer_list<int64_t> grid, unsigned block,
+                     std::initializer_list<uint64_t> args) {
+    const CachedKernel& k = cache_.get(spec);
+    if (options_.verbose && k.compile_seconds > 0) {
+      for (const auto& i : k.info)
+        if (i.name == entry)
+          std::fprintf(stderr, "rayo: compiled %s: %d registers, %d B spilled, %.2f s\n", spec.key().c_str(),
+                       i.registers, i.spill_stores, k.compile_seconds);
+    }
+    Launch l;
+    check(ctx_.api().cuModuleGetFunction(&l.fn, static_cast<CUmodule>(k.module), entry), entry);
+    int i = 0;
+    for (int64_t gdim : grid) l.grid[i++] = static_cast<unsigned>(std::max<int64_t>(gdim, 1));
+    l.block = block;
+    l.args.assign(args.begin(), args.end());
+    return l;
+  }
+
+  std::vector<Launch> launches_for(const Graph& g, GraphState& s, const Node& n) {
+    const auto specs = node_kernel_specs(g, n, KvShape{kv_config_.max_seq_len, kv_config_.block_size});
+    const KernelSpec& spec = specs.front();
+    const auto& values = g.values();
+    auto V = [&](int v) { return value_ptr(s, g, v); };
+    const int64_t rows = n.out >= 0 ? g.max_rows(values[n.out]) : g.config().max_tokens;
+    const CUdeviceptr nr = n.out >= 0 ? n_rows_ptr(s, g, n.out) : n_tokens_ptr(s);
+    const CUdeviceptr pos = positions_ptr(s, g), seq = seq_ptr(s, g), table = table_ptr(s, g), mb = max_blocks_ptr(s);
+    const int tt = n.in[0] >= 0 ? gemv_token_tile(g.max_rows(values[n.in[0]])) : 1;
+    auto M = [&](int w) { return weight_ptr(g, w, WeightUse::Matrix); };
+    auto Vec = [&](int w) { return weight_ptr(g, w, WeightUse::Vector); };
+    switch (n.op) {
+      case Op::Embed:
+        return {make_launch(spec, "embed", {rows}, 128, {weight_ptr(g, n.weight, WeightUse::Raw), tokens_ptr(s), V(n.out), nr})};
+      case Op::RmsNorm: return {make_launch(spec, "rms_norm", {rows}, 256, {V(n.in[0]), Vec(n.weight), V(n.out), nr})};
+      case Op::MatMul:
+      case Op::RmsNormMatMul:
+      case Op::MatMulAdd: {
+        const int64_t m = g.weights()[n.weight].rows;
+        return {make_launch(spec, "gemv", {ceil_div(m, 4), ceil_div(rows, tt)}, 128,
+                            {M(n.weight), V(n.in[0]), V(n.out), Vec(n.aux[0]), n.op == Op::MatMulAdd ? V(n.in[1]) : 0, nr})};
+      }
+      case Op::AddBias: return {make_launch(spec, "add_bias", {rows}, 256, {V(n.in[0]), Vec(n.weight), V(n.out), nr})};
+      case Op::Add: return {make_launch(spec, "add", {rows}, 256, {V(n.in[0]), V(n.in[1]), V(n.out), nr})};
+      case Op::SwiGLU: return {make_launch(spec, "swiglu", {rows}, 256, {V(n.in[0]), V(n.in[1]), V(n.out), nr})};
+      case Op::SelectRows:
+        return {make_launch(spec, "select_rows", {rows}, 256, {V(n.in[0]), V(n.out), rows_ptr(s, g), nr})};
+      case Op::Rope:
+        return {make_launch(spec, "rope", {rows}, 128, {V(n.in[0]), V(n.out), Vec(n.rope.freq_factors), pos, nr})};
+      case Op::KvStore:
+        return {make_launch(spec, "kv_store", {g.config().max_tokens}, 128,
+                            {V(n.in[0]), V(n.in[1]), k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr})};
+      case Op::Attention: {
+        const int64_t splits = (kv_config_.max_seq_len + kAttentionChunk - 1) / kAttentionChunk;
+        return {make_launch(spec, "attention_split", {n.n_head, splits, rows}, 128,
+                            {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), pos, seq, table, mb, nr}),
+                make_launch(spec, "attention_combine", {n.n_head, rows}, 128, {s.partial.ptr(), V(n.out), pos, nr})};
+      }
+      case Op::GateUpSwiGLU: {
+        const int64_t m = g.weights()[n.weight].rows;
+        return {make_launch(spec, "gemv_swiglu", {ceil_div(m, 4), ceil_div(rows, tt)}, 128,
+                            {M(n.weight), M(n.aux[1]), V(n.in[0]), V(n.out), Vec(n.aux[0]), nr})};
+      }
+      case Op::QkvRopeStore: {
+        const int64_t pairs = (static_cast<int64_t>(n.n_head) + 2 * n.n_head_kv) * n.head_dim / 2;
+        return {make_launch(spec, "qkv_rope_store", {ceil_div(pairs, 4), ceil_div(rows, tt)}, 128,
+                            {M(n.weight), M(n.aux[1]), M(n.aux[2]), Vec(n.aux[3]), Vec(n.aux[4]), Vec(n.aux[5]),
+                             V(n.in[0]), Vec(n.aux[0]), Vec(n.rope.freq_factors), V(n.out), k_cache(n.layer),
+                             v_cache(n.layer), pos, seq, table, mb, nr})};
+      }
+    }
+    fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
+  }
+
+  // Records the step's launches (and the argmax, when on) into a CUDA graph.
+  void capture(GraphState& s) {
+    const auto& a = ctx_.api();
+    if (s.exec) a.cuGraphExecDestroy(s.exec);
+    if (s.cu_graph) a.cuGraphDestroy(s.cu_graph);
+    s.exec = nullptr;
+    s.cu_graph = nullptr;
+    check(a.cuStreamBeginCapture(ctx_.stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin graph capture");
+    for (auto& node : s.node_launches)
+      for (Launch& l : node) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params());
+    if (device_argmax_) ctx_.launch(s.argmax.fn, s.argmax.grid[0], 1, 1, s.argmax.block, s.argmax.params());
+    check(a.cuStreamEndCapture(ctx_.stream(), &s.cu_graph), "end graph capture");
+    check(a.cuGraphInstantiate(&s.exec, s.cu_graph, 0), "instantiate the step graph");
+    s.exec_has_argmax = device_argmax_;
+  }
+
+  CudaOptions options_;
+  DeviceContext ctx_;
+  KernelCache cache_;
+  std::vector<CUmodule> modules_;
+  graph::KvCacheConfig kv_config_;
+  size_t layer_bytes_ = 0;
+  DeviceBuffer kv_;
+  std::map<std::pair<const void*, int>, DeviceWeight> weights_;
+  std::map<const Graph*, GraphState> graphs_;
+  GraphState* current_ = nullptr;
+  int64_t vocab_rows_ = 0;
+  int last_kernels_ = 0;
+  bool device_argmax_ = false;
+};
+
+std::unique_ptr<graph::Backend> make_cuda_backend(const CudaOptions& options) {
+  if (!cuda_available()) fail("CUDA unavailable: ", cuda_unavailable_reason());
+  return std::make_unique<CudaBackend>(options);
+}
+
+static CudaBackend& as_cuda(graph::Backend& b) {
+  auto* c = dynamic_cast<CudaBackend*>(&b);
+  if (!c) fail("not a CUDA backend: ", b.name());
+  return *c;
+}
+
+CudaBackendInfo cuda_backend_info(const graph::Backend& backend) {
+  return as_cuda(const_cast<graph::Backend&>(backend)).info();
+}
+
+void set_device_argmax(graph::Backend& backend, bool on) { as_cuda(backend).set_device_argmax(on); }
+
+std::span<const int32_t> sampled_ids(graph::Backend& backend) { return as_cuda(backend).ids(); }
+
+}  // namespace rayo::cuda

@@ -1,0 +1,51 @@
+#pragma once
+// The CUDA backend: runs a (fused) graph with NVRTC-compiled kernels
+// specialised to the model's shapes (kernel_specs.h), on weights uploaded once
+// at prepare, an activation arena in one device allocation and an f16 KV cache
+// on the device. A step is captured once per graph into a CUDA graph and
+// replayed: per step, one small upload (the step's token ids, positions and
+// output rows), one graph launch and one download (logits, or with device
+// argmax the sampled ids). `use_graphs = false` launches node by node instead.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "backends/cuda/device_memory.h"
+#include "graph/backend.h"
+
+namespace rayo::cuda {
+
+struct CudaOptions {
+  int device = 0;
+  bool use_graphs = true;   // false: eager launches (debugging, --no-graph)
+  bool verbose = false;     // kernel compile lines and the weight upload summary
+  bool progress = true;     // one progress line while weights upload
+};
+
+// True when libcuda, a GPU and NVRTC are present.
+bool cuda_available();
+std::string cuda_unavailable_reason();
+
+class CudaBackend;
+
+// The backend, or rayo::Error (one line, e.g. "no CUDA driver (libcuda.so.1 not
+// found)") when it cannot run here. Callers fall back to the CPU on that error.
+std::unique_ptr<graph::Backend> make_cuda_backend(const CudaOptions& options = {});
+
+// Counters and device-side extras of a backend made by make_cuda_backend.
+struct CudaBackendInfo {
+  std::string device_name, arch;
+  TransferStats stats;
+  uint64_t kernels_compiled = 0, kernel_cache_hits = 0, kernel_cache_misses = 0;
+  int kernels_per_step = 0;  // kernels in the last prepared graph's step
+};
+CudaBackendInfo cuda_backend_info(const graph::Backend& backend);
+
+// Greedy sampling on the device: after this, each step downloads only the
+// argmax ids of the output rows (output() then downloads the logits on demand).
+void set_device_argmax(graph::Backend& backend, bool on);
+// The ids of the last step (one per output row), with device argmax on.
+std::span<const int32_t> sampled_ids(graph::Backend& backend);
+
+}  // namespace rayo::cuda

@@ -1,0 +1,98 @@
+#include "backends/cuda/device_memory.h"
+
+#include "common/error.h"
+
+namespace rayo::cuda {
+
+DeviceBuffer::DeviceBuffer(DeviceContext* ctx, size_t bytes) : ctx_(ctx), bytes_(bytes) {
+  if (bytes == 0) return;
+  const CUresult r = ctx->api().cuMemAlloc(&ptr_, bytes);
+  if (r != 0) fail("CUDA: cannot allocate ", format_bytes(bytes), " on the GPU: ", Driver::get().error_text(r));
+  ctx->stats().allocations++;
+  ctx->stats().allocated_bytes += bytes;
+}
+
+DeviceBuffer::~DeviceBuffer() { release(); }
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    ctx_ = o.ctx_;
+    ptr_ = o.ptr_;
+    bytes_ = o.bytes_;
+    o.ptr_ = 0;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void DeviceBuffer::release() {
+  if (ptr_ && ctx_) ctx_->api().cuMemFree(ptr_);
+  ptr_ = 0;
+}
+
+DeviceContext::DeviceContext(int ordinal) {
+  Driver& d = Driver::get();
+  if (!d.is_available()) fail(d.unavailable_reason());
+  const auto& a = d.api();
+  if (ordinal < 0 || ordinal >= d.device_count())
+    fail("CUDA device ", ordinal, " does not exist (", d.device_count(), " found)");
+  check(a.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
+  char name[256] = {};
+  check(a.cuDeviceGetName(name, sizeof name - 1, device_), "cuDeviceGetName");
+  name_ = name;
+  check(a.cuDeviceGetAttribute(&cc_major_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_), "compute capability");
+  check(a.cuDeviceGetAttribute(&cc_minor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_), "compute capability");
+  check(a.cuDeviceTotalMem(&total_mem_, device_), "cuDeviceTotalMem");
+  check(a.cuDevicePrimaryCtxRetain(&ctx_, device_), "cuDevicePrimaryCtxRetain");
+  check(a.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+  check(a.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+DeviceContext::~DeviceContext() {
+  const auto& a = api();
+  if (stream_) a.cuStreamDestroy(stream_);
+  if (ctx_) a.cuDevicePrimaryCtxRelease(device_);
+}
+
+void DeviceContext::upload(CUdeviceptr dst, const void* src, size_t bytes) {
+  check(api().cuMemcpyHtoD(dst, src, bytes), "copy to the GPU");
+  stats_.h2d++;
+  stats_.h2d_bytes += bytes;
+}
+
+void DeviceContext::upload_async(CUdeviceptr dst, const void* src, size_t bytes) {
+  check(api().cuMemcpyHtoDAsync(dst, src, bytes, stream_), "copy to the GPU");
+  stats_.h2d++;
+  stats_.h2d_bytes += bytes;
+}
+
+void DeviceContext::download_async(void* dst, CUdeviceptr src, size_t bytes) {
+  check(api().cuMemcpyDtoHAsync(dst, src, bytes, stream_), "copy from the GPU");
+  stats_.d2h++;
+  stats_.d2h_bytes += bytes;
+}
+
+void DeviceContext::synchronize() { check(api().cuStreamSynchronize(stream_), "stream synchronize"); }
+
+void DeviceContext::launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, void** params) {
+  check(api().cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, 0, stream_, params, nullptr), "kernel launch");
+  stats_.kernel_launches++;
+}
+
+void DeviceContext::launch_graph(CUgraphExec exec) {
+  check(api().cuGraphLaunch(exec, stream_), "graph launch");
+  stats_.graph_launches++;
+}
+
+void* DeviceContext::alloc_host(size_t bytes) {
+  void* p = nullptr;
+  check(api().cuMemAllocHost(&p, bytes), "pinned host allocation");
+  return p;
+}
+
+void DeviceContext::free_host(void* p) {
+  if (p) api().cuMemFreeHost(p);
+}
+
+}  // namespace rayo::cuda

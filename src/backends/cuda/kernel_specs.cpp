@@ -1,0 +1,243 @@
+#include "backends/cuda/kernel_specs.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "common/error.h"
+
+namespace rayo::cuda {
+
+using graph::Node;
+using graph::Op;
+
+std::string KernelSpec::key() const {
+  std::string k = file;
+  for (const auto& [name, value] : defines) k += cat(" ", name, "=", value);
+  return k;
+}
+
+int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
+
+bool is_native_gemv_type(TensorType type) {
+  switch (type) {
+    case TensorType::F32:
+    case TensorType::F16:
+    case TensorType::BF16:
+    case TensorType::Q4_0:
+    case TensorType::Q8_0:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K: return true;
+    default: return false;
+  }
+}
+
+TensorType gemv_weight_type(TensorType stored, const std::string& tensor_name) {
+  if (is_native_gemv_type(stored)) return stored;
+  switch (stored) {
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::Q2_K:
+    case TensorType::Q3_K: return TensorType::F16;
+    default: break;
+  }
+  fail("tensor '", tensor_name, "' has type ", type_name(stored), ", which the CUDA backend cannot multiply");
+}
+
+static bool decodable(TensorType t) { return is_native_gemv_type(t) || gemv_weight_type(t, "") == TensorType::F16; }
+
+std::string float_literal(float v) {
+  if (std::isinf(v)) return v > 0 ? "(1.0f/0.0f)" : "(-1.0f/0.0f)";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%af", static_cast<double>(v));
+  return buf;
+}
+
+float rope_theta_scale(float freq_base, int n_rot) { return std::pow(freq_base, -2.0f / static_cast<float>(n_rot)); }
+
+namespace {
+std::string num(int64_t v) { return std::to_string(v); }
+std::string type_id(TensorType t) { return std::to_string(static_cast<uint32_t>(t)); }
+}  // namespace
+
+KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float norm_eps, int epilogue) {
+  KernelSpec s{"gemv.cu", {"gemv"}, {}};
+  s.defines = {{"WTYPE", type_id(w)}, {"COLS", num(cols)}, {"ROWS", num(rows)}, {"TT", num(tt)},
+               {"NORM", norm_eps >= 0 ? "1" : "0"}, {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)},
+               {"EPI", num(epilogue)}};
+  return s;
+}
+
+KernelSpec gemv_swiglu_spec(TensorType gate, TensorType up, int64_t cols, int64_t rows, int tt, float norm_eps) {
+  KernelSpec s{"gemv_swiglu.cu", {"gemv_swiglu"}, {}};
+  s.defines = {{"WTYPE", type_id(gate)}, {"WTYPE2", type_id(up)}, {"COLS", num(cols)}, {"ROWS", num(rows)},
+               {"TT", num(tt)}, {"NORM", norm_eps >= 0 ? "1" : "0"},
+               {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)}};
+  return s;
+}
+
+static std::vector<std::pair<std::string, std::string>> rope_defines(const graph::RopeParams& r, bool ff) {
+  return {{"N_ROT", num(r.n_rot)},
+          {"ROPE_NEOX", r.type == graph::RopeType::NeoX ? "1" : "0"},
+          {"THETA_SCALE", float_literal(rope_theta_scale(r.freq_base, r.n_rot))},
+          {"FREQ_SCALE", float_literal(r.freq_scale)},
+          {"HAS_FF", ff ? "1" : "0"}};
+}
+
+KernelSpec qkv_rope_store_spec(const QkvShape& q, int tt) {
+  KernelSpec s{"qkv_rope_store.cu", {"qkv_rope_store"}, {}};
+  s.defines = {{"QTYPE", type_id(q.q)}, {"KTYPE", type_id(q.k)}, {"VTYPE", type_id(q.v)}, {"COLS", num(q.cols)},
+               {"N_HEAD", num(q.n_head)}, {"N_HEAD_KV", num(q.n_head_kv)}, {"HEAD_DIM", num(q.head_dim)}};
+  for (auto& d : rope_defines(q.rope, q.has_freq_factors)) s.defines.push_back(d);
+  s.defines.push_back({"QKV_BIAS", q.bias ? "1" : "0"});
+  s.defines.push_back({"NORM", q.norm_eps >= 0 ? "1" : "0"});
+  s.defines.push_back({"EPS", float_literal(q.norm_eps >= 0 ? q.norm_eps : 0.0f)});
+  s.defines.push_back({"TT", num(tt)});
+  s.defines.push_back({"BLOCK_SIZE", num(q.block_size)});
+  return s;
+}
+
+KernelSpec rope_spec(int n_head, int head_dim, const graph::RopeParams& rope, bool has_freq_factors) {
+  KernelSpec s{"rope.cu", {"rope"}, {{"N_HEAD", num(n_head)}, {"HEAD_DIM", num(head_dim)}}};
+  for (auto& d : rope_defines(rope, has_freq_factors)) s.defines.push_back(d);
+  return s;
+}
+
+KernelSpec kv_store_spec(int64_t kv_width, int64_t block_size) {
+  return KernelSpec{"kv_store.cu", {"kv_store"}, {{"KV_WIDTH", num(kv_width)}, {"BLOCK_SIZE", num(block_size)}}};
+}
+
+KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx, int64_t block_size, int chunk) {
+  RAYO_CHECK(head_dim > 0 && head_dim <= 256, "head_dim ", head_dim, " above the attention kernel's 256");
+  RAYO_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0, "bad GQA ratio");
+  const int64_t splits = (n_ctx + chunk - 1) / chunk;
+  return KernelSpec{"attention.cu",
+                    {"attention_split", "attention_combine"},
+                    {{"HEAD_DIM", num(head_dim)},
+                     {"N_HEAD", num(n_head)},
+                     {"N_HEAD_KV", num(n_head_kv)},
+                     {"CHUNK", num(chunk)},
+                     {"N_SPLITS", num(splits)},
+                     {"SCALE", float_literal(1.0f / std::sqrt(static_cast<float>(head_dim)))},
+                     {"BLOCK_SIZE", num(block_size)}}};
+}
+
+KernelSpec rms_norm_spec(int64_t cols, int group, float eps) {
+  return KernelSpec{"rmsnorm.cu", {"rms_norm"}, {{"COLS", num(cols)}, {"GROUP", num(group)}, {"EPS", float_literal(eps)}}};
+}
+
+KernelSpec elementwise_spec(int64_t cols) {
+  return KernelSpec{"elementwise.cu", {"add", "add_bias", "swiglu", "select_rows", "argmax"}, {{"COLS", num(cols)}}};
+}
+
+KernelSpec dequant_spec(TensorType w, int64_t cols) {
+  return KernelSpec{"dequant.cu", {"embed", "dequant_f16"}, {{"WTYPE", type_id(w)}, {"COLS", num(cols)}}};
+}
+
+std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, const KvShape& kv) {
+  const auto& values = g.values();
+  auto W = [&](int i) -> const graph::Weight& { return g.weights()[i]; };
+  auto gemv_type = [&](int i) { return gemv_weight_type(W(i).type, W(i).name); };
+  const int64_t max_rows = n.in[0] >= 0 ? g.max_rows(values[n.in[0]]) : g.config().max_tokens;
+  const int tt = gemv_token_tile(max_rows);
+  const float norm_eps = n.aux[0] >= 0 ? n.eps : -1.0f;
+  switch (n.op) {
+    case Op::Embed:
+      if (!decodable(W(n.weight).type))
+        fail("tensor '", W(n.weight).name, "' has type ", type_name(W(n.weight).type), ", which rayo cannot read");
+      return {dequant_spec(W(n.weight).type, W(n.weight).cols)};
+    case Op::RmsNorm: return {rms_norm_spec(values[n.out].cols, n.group, n.eps)};
+    case Op::MatMul: return {gemv_spec(gemv_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 0)};
+    case Op::RmsNormMatMul:
+      return {gemv_spec(gemv_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, n.eps, 0)};
+    case Op::MatMulAdd: return {gemv_spec(gemv_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 1)};
+    case Op::AddBias:
+    case Op::Add:
+    case Op::SwiGLU:
+    case Op::SelectRows: return {elementwise_spec(values[n.out].cols)};
+    case Op::Rope: return {rope_spec(n.n_head, n.head_dim, n.rope, n.rope.freq_factors >= 0)};
+    case Op::KvStore: return {kv_store_spec(static_cast<int64_t>(n.n_head_kv) * n.head_dim, kv.block_size)};
+    case Op::Attention: return {attention_spec(n.n_head, n.n_head_kv, n.head_dim, kv.max_seq_len, kv.block_size)};
+    case Op::GateUpSwiGLU:
+      return {gemv_swiglu_spec(gemv_type(n.weight), gemv_type(n.aux[1]), W(n.weight).cols, W(n.weight).rows, tt,
+                               norm_eps)};
+    case Op::QkvRopeStore: {
+      QkvShape s;
+      s.q = gemv_type(n.weight);
+      s.k = gemv_type(n.aux[1]);
+      s.v = gemv_type(n.aux[2]);
+      s.cols = W(n.weight).cols;
+      s.n_head = n.n_head;
+      s.n_head_kv = n.n_head_kv;
+      s.head_dim = n.head_dim;
+      s.rope = n.rope;
+      s.has_freq_factors = n.rope.freq_factors >= 0;
+      s.bias = n.aux[3] >= 0;
+      s.norm_eps = norm_eps;
+      s.block_size = kv.block_size;
+      return {qkv_rope_store_spec(s, tt)};
+    }
+  }
+  fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
+}
+
+std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape& kv) {
+  std::vector<KernelSpec> out;
+  std::set<std::string> seen;
+  auto add = [&](const KernelSpec& s) {
+    if (seen.insert(s.key()).second) out.push_back(s);
+  };
+  for (const Node& n : g.nodes()) {
+    for (const auto& s : node_kernel_specs(g, n, kv)) add(s);
+    for (int w : {n.weight, n.aux[1], n.aux[2]}) {
+      if (w < 0) continue;
+      if (n.op == Op::MatMul || n.op == Op::RmsNormMatMul || n.op == Op::MatMulAdd || n.op == Op::GateUpSwiGLU ||
+          n.op == Op::QkvRopeStore) {
+        const auto& wt = g.weights()[w];
+        if (!is_native_gemv_type(wt.type)) add(dequant_spec(wt.type, wt.cols));
+      }
+    }
+  }
+  add(elementwise_spec(g.values()[g.output()].cols));  // argmax over the logits
+  return out;
+}
+
+std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
+  std::vector<KernelSpec> out;
+  graph::RopeParams rope;
+  rope.type = s.neox ? graph::RopeType::NeoX : graph::RopeType::Normal;
+  rope.n_rot = s.head_dim;
+  rope.freq_base = s.rope_base;
+  out.push_back(dequant_spec(s.embd, s.n_embd));
+  QkvShape q;
+  q.q = q.k = s.attn;
+  q.v = s.attn_v;
+  q.cols = s.n_embd;
+  q.n_head = s.n_head;
+  q.n_head_kv = s.n_head_kv;
+  q.head_dim = s.head_dim;
+  q.rope = rope;
+  q.bias = s.qkv_bias;
+  q.norm_eps = s.eps;
+  q.block_size = s.block_size;
+  out.push_back(qkv_rope_store_spec(q, 1));
+  // Q4_K_M keeps attn_v in Q4_K in some layers.
+  if (s.attn_v != s.attn) {
+    q.v = s.attn;
+    out.push_back(qkv_rope_store_spec(q, 1));
+  }
+  out.push_back(attention_spec(s.n_head, s.n_head_kv, s.head_dim, s.n_ctx, s.block_size));
+  const int64_t q_width = static_cast<int64_t>(s.n_head) * s.head_dim;
+  out.push_back(gemv_spec(s.attn, q_width, s.n_embd, 1, -1.0f, 1));
+  out.push_back(gemv_swiglu_spec(s.ffn, s.ffn, s.n_embd, s.n_ff, 1, s.eps));
+  out.push_back(gemv_spec(s.ffn_down, s.n_ff, s.n_embd, 1, -1.0f, 1));
+  if (s.ffn_down != s.ffn) out.push_back(gemv_spec(s.ffn, s.n_ff, s.n_embd, 1, -1.0f, 1));
+  out.push_back(elementwise_spec(s.n_embd));  // select_rows
+  out.push_back(gemv_spec(s.output, s.n_embd, s.n_vocab, 1, s.eps, 0));
+  out.push_back(elementwise_spec(s.n_vocab));  // argmax
+  return out;
+}
+
+}  // namespace rayo::cuda

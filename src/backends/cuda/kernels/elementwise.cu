@@ -1,0 +1,71 @@
+// Row-wise elementwise ops on [rows][COLS] f32 matrices, rows < *n_rows, and
+// greedy argmax. Shape macro: COLS. Grid: (max_rows); block 256.
+#include "common.cuh"
+
+#define EW_THREADS 256
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) add(const float* a, const float* b, float* y, const int* n_rows) {
+  const int t = blockIdx.x;
+  if (t >= *n_rows) return;
+  for (int i = threadIdx.x; i < COLS; i += EW_THREADS) y[t * COLS + i] = a[t * COLS + i] + b[t * COLS + i];
+}
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) add_bias(const float* a, const float* bias, float* y, const int* n_rows) {
+  const int t = blockIdx.x;
+  if (t >= *n_rows) return;
+  for (int i = threadIdx.x; i < COLS; i += EW_THREADS) y[t * COLS + i] = a[t * COLS + i] + bias[i];
+}
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) swiglu(const float* gate, const float* up, float* y, const int* n_rows) {
+  const int t = blockIdx.x;
+  if (t >= *n_rows) return;
+  for (int i = threadIdx.x; i < COLS; i += EW_THREADS) y[t * COLS + i] = silu(gate[t * COLS + i]) * up[t * COLS + i];
+}
+
+// y[r] = x[rows[r]] for r < *n_rows (the rows that get logits).
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) select_rows(const float* x, float* y, const int* rows, const int* n_rows) {
+  const int r = blockIdx.x;
+  if (r >= *n_rows) return;
+  const float* src = x + static_cast<long long>(rows[r]) * COLS;
+  for (int i = threadIdx.x; i < COLS; i += EW_THREADS) y[r * COLS + i] = src[i];
+}
+
+// ids[r] = the index of the largest value of row r (the lowest such index on ties),
+// for greedy sampling on the device.
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) argmax(const float* x, int* ids, const int* n_rows) {
+  const int r = blockIdx.x;
+  if (r >= *n_rows) return;
+  float best = -INFINITY;
+  int best_i = 0x7fffffff;
+  for (int i = threadIdx.x; i < COLS; i += EW_THREADS) {
+    const float v = x[r * COLS + i];
+    if (v > best) {  // ascending i: the first maximum of this thread's values wins
+      best = v;
+      best_i = i;
+    }
+  }
+RAYO_UNROLL
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(FULL_MASK, best, o);
+    const int oi = __shfl_xor_sync(FULL_MASK, best_i, o);
+    if (ov > best || (ov == best && oi < best_i)) {
+      best = ov;
+      best_i = oi;
+    }
+  }
+  __shared__ float sv[EW_THREADS / WARP];
+  __shared__ int si[EW_THREADS / WARP];
+  if (threadIdx.x % WARP == 0) {
+    sv[threadIdx.x / WARP] = best;
+    si[threadIdx.x / WARP] = best_i;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < EW_THREADS / WARP; ++w)
+      if (sv[w] > best || (sv[w] == best && si[w] < best_i)) {
+        best = sv[w];
+        best_i = si[w];
+      }
+    ids[r] = best_i == 0x7fffffff ? 0 : best_i;
+  }
+}

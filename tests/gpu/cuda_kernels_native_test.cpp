@@ -1,0 +1,152 @@
+// The kernels compiled by NVRTC and run on the GPU, at production shapes,
+// against the same references as the emulator tests (reference dequantizer and
+// float64 dots; the CPU backend's attention). Skips when no GPU is usable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backends/cpu/kv_cache.h"
+#include "backends/cpu/ops.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/device_memory.h"
+#include "backends/cuda/kernel_cache.h"
+#include "common/strings.h"
+#include "support/simt/kernel_test_util.h"
+
+namespace rayo::cuda {
+namespace {
+
+#define REQUIRE_GPU()                                                                        \
+  do {                                                                                       \
+    if (!cuda_available()) GTEST_SKIP() << "no usable GPU: " << cuda_unavailable_reason();   \
+  } while (0)
+
+// A device, a kernel cache that loads modules, and typed copies.
+struct Gpu {
+  DeviceContext ctx{0};
+  KernelCache cache{ctx.arch(), Driver::get().version()};
+  std::vector<CUmodule> modules;
+  Gpu() {
+    cache.set_module_loader([this](const std::vector<char>& cubin) -> void* {
+      CUmodule m = nullptr;
+      check(ctx.api().cuModuleLoadData(&m, cubin.data()), "load module");
+      modules.push_back(m);
+      return m;
+    });
+  }
+  ~Gpu() {
+    for (auto m : modules) ctx.api().cuModuleUnload(m);
+  }
+  template <typename T>
+  DeviceBuffer put(const std::vector<T>& v) {
+    DeviceBuffer b = ctx.alloc(std::max<size_t>(v.size() * sizeof(T), 4));
+    if (!v.empty()) ctx.upload(b.ptr(), v.data(), v.size() * sizeof(T));
+    return b;
+  }
+  template <typename T>
+  std::vector<T> get(const DeviceBuffer& b, size_t n) {
+    std::vector<T> v(n);
+    ctx.download_async(v.data(), b.ptr(), n * sizeof(T));
+    ctx.synchronize();
+    return v;
+  }
+  void run(const KernelSpec& spec, const char* entry, unsigned gx, unsigned gy, unsigned gz, unsigned block,
+           std::vector<uint64_t> args) {
+    CUfunction f = nullptr;
+    check(ctx.api().cuModuleGetFunction(&f, static_cast<CUmodule>(cache.get(spec).module), entry), entry);
+    std::vector<void*> params;
+    for (auto& a : args) params.push_back(&a);
+    ctx.launch(f, gx, gy, gz, block, params.data());
+    ctx.synchronize();
+  }
+};
+
+TEST(CudaKernelsNative, GemvEveryFormatAtLlamaWidth) {
+  REQUIRE_GPU();
+  Gpu gpu;
+  const int64_t K = 4096, M = 333;
+  for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
+                       TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
+                       TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+    SCOPED_TRACE(type_name(t));
+    const auto w = test::random_weights(t, M, K, 1 + static_cast<uint32_t>(t));
+    const auto wf = test::dequantized(t, w, M, K);
+    const auto x = test::random_floats(K, 99);
+    auto dw = gpu.put(w), dx = gpu.put(x), dy = gpu.put(std::vector<float>(M)), dn = gpu.put(std::vector<int>{1});
+    gpu.run(gemv_spec(t, K, M, 1, -1.0f, 0), "gemv", (M + 3) / 4, 1, 1, 128, {dw.ptr(), dx.ptr(), dy.ptr(), 0, 0, dn.ptr()});
+    const auto y = gpu.get<float>(dy, M);
+    for (int64_t r = 0; r < M; ++r) {
+      double ref = 0, abs_sum = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        ref += static_cast<double>(wf[r * K + k]) * x[k];
+        abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * x[k]);
+      }
+      // As the emulator test, plus fused multiply-adds (one rounding fewer per term).
+      ASSERT_NEAR(y[r], ref, (K / 32.0 + 8) * test::kF32Eps * abs_sum) << "row " << r;
+    }
+  }
+}
+
+TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
+  REQUIRE_GPU();
+  Gpu gpu;
+  struct Case { int hd, nh, nkv; };
+  for (Case c : {Case{64, 8, 8}, Case{80, 8, 4}, Case{128, 32, 8}, Case{256, 8, 1}}) {
+    SCOPED_TRACE(cat("head_dim ", c.hd, " heads ", c.nh, "/", c.nkv));
+    const int64_t ctx = 3000, kvw = static_cast<int64_t>(c.nkv) * c.hd, qw = static_cast<int64_t>(c.nh) * c.hd;
+    // One sequence over the cache's blocks in reverse order.
+    const int64_t blocks = (ctx + 15) / 16;
+    cpu::KvCache cache;
+    cache.init(graph::KvCacheConfig{1, kvw, 16, blocks, ctx, graph::KvType::F16});
+    const auto kv = test::random_floats(2 * kvw * blocks * 16, 5);
+    for (int64_t r = 0; r < blocks * 16; ++r) cache.store(0, r, kv.data() + 2 * r * kvw, kv.data() + (2 * r + 1) * kvw);
+    std::vector<int> table;
+    for (int64_t b = 0; b < blocks; ++b) table.push_back(static_cast<int>(blocks - 1 - b));
+    const std::vector<int> seqs(5, 0);
+    auto rows_of = [&](int pos) {
+      std::vector<int64_t> r(pos + 1);
+      for (int j = 0; j <= pos; ++j) r[j] = static_cast<int64_t>(table[j / 16]) * 16 + j % 16;
+      return r;
+    };
+    std::vector<uint16_t> kh(blocks * 16 * kvw), vh(blocks * 16 * kvw);
+    std::memcpy(kh.data(), cache.key_row(0, 0), kh.size() * 2);
+    std::memcpy(vh.data(), cache.value_row(0, 0), vh.size() * 2);
+    const std::vector<int> positions = {2999, 0, 255, 256, 1234};
+    const int rows = 5;
+    const auto q = test::random_floats(rows * qw, 6, 2.0f);
+    const auto spec = attention_spec(c.nh, c.nkv, c.hd, ctx, 16);
+    const int64_t splits = (ctx + kAttentionChunk - 1) / kAttentionChunk;
+    auto dq = gpu.put(q), dk = gpu.put(kh), dv = gpu.put(vh), dp = gpu.put(positions), dn = gpu.put(std::vector<int>{rows});
+    auto ds = gpu.put(seqs), dt = gpu.put(table), dmb = gpu.put(std::vector<int>{static_cast<int>(blocks)});
+    auto part = gpu.put(std::vector<float>(rows * c.nh * splits * (c.hd + 2))), out = gpu.put(std::vector<float>(rows * qw));
+    gpu.run(spec, "attention_split", c.nh, splits, rows, 128, {dq.ptr(), dk.ptr(), dv.ptr(), part.ptr(), dp.ptr(), ds.ptr(), dt.ptr(), dmb.ptr(), dn.ptr()});
+    gpu.run(spec, "attention_combine", c.nh, rows, 1, 128, {part.ptr(), out.ptr(), dp.ptr(), dn.ptr()});
+    const auto y = gpu.get<float>(out, rows * qw);
+    std::vector<float> scores(ctx), ref(c.hd);
+    for (int t = 0; t < rows; ++t)
+      for (int h = 0; h < c.nh; ++h) {
+        const auto cache_rows = rows_of(positions[t]);
+        cpu::attention_head(cache, 0, h / (c.nh / c.nkv), c.hd, q.data() + t * qw + h * c.hd, positions[t],
+                            cache_rows.data(), scores.data(), ref.data());
+        // The error budget of the emulator test (cuda_emulated_ops_test.cpp):
+        // score errors d move the output by at most 2d per side; the weighted
+        // sums add a rounding per position of a warp's share and the merges.
+        const float* qh = q.data() + t * qw + h * c.hd;
+        double max_qk = 0;
+        for (int j = 0; j <= positions[t]; ++j) {
+          const uint16_t* kr = kh.data() + cache_rows[j] * kvw + (h / (c.nh / c.nkv)) * c.hd;
+          double s = 0;
+          for (int i = 0; i < c.hd; ++i) s += std::abs(qh[i] * fp16_to_fp32(kr[i]));
+          max_qk = std::max(max_qk, s);
+        }
+        const double d = (c.hd / 32.0 + 7) * test::kF32Eps * max_qk / std::sqrt(static_cast<double>(c.hd));
+        const double tol = 4 * d + (2.0 * (positions[t] / 4.0 + 8 + splits) + 16) * test::kF32Eps;
+        for (int i = 0; i < c.hd; ++i) ASSERT_NEAR(y[t * qw + h * c.hd + i], ref[i], tol) << t << " " << h << " " << i;
+      }
+  }
+}
+
+}  // namespace
+}  // namespace rayo::cuda

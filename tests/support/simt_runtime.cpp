@@ -1,0 +1,197 @@
+// The SIMT emulator's scheduler (simt/simt.h): fibers on ucontext.
+#include <ucontext.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "simt/simt.h"
+
+namespace simt {
+namespace {
+
+constexpr size_t kStackBytes = 256 * 1024;
+constexpr int kWarp = 32;
+
+struct Fiber {
+  ucontext_t ctx;
+  dim3 tid;
+  bool done = false;
+  bool waiting = false;  // parked in a barrier
+};
+
+struct Barrier {
+  int count = 0;
+  uint64_t generation = 0;
+};
+
+struct WarpState {
+  Barrier barrier;
+  int live = 0;
+  uint64_t slots[kWarp] = {};
+};
+
+struct BlockState {
+  dim3 block_idx, block_dim, grid_dim;
+  std::vector<Fiber> fibers;
+  std::vector<WarpState> warps;
+  Barrier barrier;
+  int live = 0;
+  int current = -1;
+  uint64_t progress = 0;  // barrier releases and exits
+  ucontext_t scheduler;
+  const std::function<void()>* body = nullptr;
+};
+
+BlockState* g_block = nullptr;
+LaunchStats g_stats;
+
+Fiber& me() { return g_block->fibers[g_block->current]; }
+
+void yield() {
+  ++g_stats.switches;
+  swapcontext(&me().ctx, &g_block->scheduler);
+}
+
+// Waits until `live` participants have arrived (the last one releases).
+void wait_barrier(Barrier& b, int live) {
+  const uint64_t gen = b.generation;
+  if (++b.count >= live) {
+    b.count = 0;
+    ++b.generation;
+    ++g_block->progress;
+    return;
+  }
+  me().waiting = true;
+  while (b.generation == gen) yield();
+  me().waiting = false;
+}
+
+// A fiber exited: barriers it will never reach may now be complete.
+void release_if_complete(Barrier& b, int live) {
+  if (b.count > 0 && b.count >= live) {
+    b.count = 0;
+    ++b.generation;
+  }
+}
+
+void fiber_main() {
+  BlockState& b = *g_block;
+  (*b.body)();
+  Fiber& f = me();
+  f.done = true;
+  --b.live;
+  const int linear = static_cast<int>(f.tid.x + b.block_dim.x * (f.tid.y + b.block_dim.y * f.tid.z));
+  WarpState& w = b.warps[linear / kWarp];
+  --w.live;
+  ++b.progress;
+  release_if_complete(w.barrier, w.live);
+  release_if_complete(b.barrier, b.live);
+  // returning resumes uc_link (the scheduler)
+}
+
+}  // namespace
+
+const dim3& thread_idx() { return me().tid; }
+const dim3& block_idx() { return g_block->block_idx; }
+const dim3& block_dim() { return g_block->block_dim; }
+const dim3& grid_dim() { return g_block->grid_dim; }
+
+int lane_id() {
+  const auto& t = me().tid;
+  const auto& d = g_block->block_dim;
+  return static_cast<int>((t.x + d.x * (t.y + d.y * t.z)) % kWarp);
+}
+
+static WarpState& my_warp() {
+  const auto& t = me().tid;
+  const auto& d = g_block->block_dim;
+  return g_block->warps[(t.x + d.x * (t.y + d.y * t.z)) / kWarp];
+}
+
+void syncthreads() { wait_barrier(g_block->barrier, g_block->live); }
+
+void syncwarp() {
+  WarpState& w = my_warp();
+  wait_barrier(w.barrier, w.live);
+}
+
+uint64_t warp_exchange(uint64_t mine, int src_lane) {
+  WarpState& w = my_warp();
+  w.slots[lane_id()] = mine;
+  wait_barrier(w.barrier, w.live);
+  const uint64_t r = w.slots[src_lane];
+  wait_barrier(w.barrier, w.live);  // nobody overwrites a slot before all have read
+  return r;
+}
+
+uint32_t warp_ballot(bool pred) {
+  WarpState& w = my_warp();
+  w.slots[lane_id()] = pred;
+  wait_barrier(w.barrier, w.live);
+  uint32_t bits = 0;
+  for (int l = 0; l < kWarp; ++l)
+    if (w.slots[l]) bits |= 1u << l;
+  wait_barrier(w.barrier, w.live);
+  return bits;
+}
+
+const LaunchStats& last_launch() { return g_stats; }
+
+void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
+  const int n = static_cast<int>(block.x * block.y * block.z);
+  if (n <= 0 || n > 1024) {
+    std::fprintf(stderr, "simt: bad block size %d\n", n);
+    std::abort();
+  }
+  static std::vector<std::unique_ptr<char[]>> stacks;  // reused across launches
+  while (static_cast<int>(stacks.size()) < n) stacks.push_back(std::make_unique<char[]>(kStackBytes));
+  g_stats = LaunchStats{};
+  BlockState state;
+  state.block_dim = block;
+  state.grid_dim = grid;
+  state.body = &body;
+  g_block = &state;
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        state.block_idx = dim3(bx, by, bz);
+        state.fibers.assign(n, Fiber{});
+        state.warps.assign((n + kWarp - 1) / kWarp, WarpState{});
+        for (int i = 0; i < n; ++i) state.warps[i / kWarp].live++;
+        state.barrier = Barrier{};
+        state.live = n;
+        for (int i = 0; i < n; ++i) {
+          Fiber& f = state.fibers[i];
+          f.tid = dim3(i % block.x, (i / block.x) % block.y, i / (block.x * block.y));
+          getcontext(&f.ctx);
+          f.ctx.uc_stack.ss_sp = stacks[i].get();
+          f.ctx.uc_stack.ss_size = kStackBytes;
+          f.ctx.uc_link = &state.scheduler;
+          makecontext(&f.ctx, fiber_main, 0);
+        }
+        while (state.live > 0) {
+          const uint64_t before = state.progress;
+          bool all_waiting = true;
+          for (int i = 0; i < n; ++i) {
+            if (state.fibers[i].done) continue;
+            state.current = i;
+            swapcontext(&state.scheduler, &state.fibers[i].ctx);
+            if (!state.fibers[i].done && !state.fibers[i].waiting) all_waiting = false;
+          }
+          if (state.live > 0 && all_waiting && state.progress == before) {
+            std::fprintf(stderr,
+                         "simt: deadlock in block (%u,%u,%u): every live thread waits at a barrier that cannot "
+                         "complete (a shuffle or __syncthreads in divergent code?)\n",
+                         bx, by, bz);
+            std::abort();
+          }
+        }
+        ++g_stats.blocks;
+        g_stats.threads += n;
+      }
+  g_block = nullptr;
+}
+
+}  // namespace simt

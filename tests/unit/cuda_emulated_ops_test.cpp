@@ -1,0 +1,405 @@
+// The non-GEMV kernels (attention, rope, RMSNorm, KV store, elementwise,
+// argmax) and the fused QKV+rope+KV-store kernel run through the SIMT emulator
+// against the CPU backend's ops (backends/cpu/ops.h, KvCache).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "support/simt/simt.h"
+#include "backends/cuda/kernel_specs.h"
+#include "backends/cuda/kernels/common.cuh"
+#include "backends/cuda/kernels/gemv.cuh"
+#include "cuda_emulated_ops_variants.inc"
+
+#include "backends/cpu/kv_cache.h"
+#include "backends/cpu/ops.h"
+#include "common/strings.h"
+#include "support/simt/kernel_test_util.h"
+
+namespace rayo::cuda {
+namespace {
+
+using test::kF32Eps;
+
+// ---------------------------------------------------------------- attention
+struct AttnCase {
+  int head_dim, n_head, n_head_kv, chunk;
+  int64_t n_ctx;
+};
+
+// A paged cache for the tests: n_blocks blocks of 16 rows, every row filled
+// with random keys and values, and two sequences whose block tables list the
+// blocks in scrambled orders (sequence 0 backwards, sequence 1 interleaved).
+struct PagedCache {
+  static constexpr int kBlock = 16;
+  cpu::KvCache cache;
+  int64_t kv_width = 0, max_blocks = 0;
+  std::vector<int32_t> table;  // 2 x max_blocks
+  PagedCache(int64_t width, int64_t max_seq_len, uint32_t seed) : kv_width(width) {
+    max_blocks = (max_seq_len + kBlock - 1) / kBlock;
+    const int64_t n_blocks = 2 * max_blocks + 1;
+    cache.init(graph::KvCacheConfig{1, width, kBlock, n_blocks, max_seq_len, graph::KvType::F16});
+    const auto kv = test::random_floats(2 * width * n_blocks * kBlock, seed);
+    for (int64_t r = 0; r < n_blocks * kBlock; ++r)
+      cache.store(0, r, kv.data() + 2 * r * width, kv.data() + (2 * r + 1) * width);
+    for (int64_t b = 0; b < max_blocks; ++b) table.push_back(static_cast<int32_t>(max_blocks - 1 - b));
+    for (int64_t b = 0; b < max_blocks; ++b) table.push_back(static_cast<int32_t>(n_blocks - 1 - 2 * b));
+  }
+  std::vector<int64_t> rows(int seq, int pos) const {
+    std::vector<int64_t> r(pos + 1);
+    for (int j = 0; j <= pos; ++j) r[j] = static_cast<int64_t>(table[seq * max_blocks + j / kBlock]) * kBlock + j % kBlock;
+    return r;
+  }
+  const uint16_t* keys() const { return static_cast<const uint16_t*>(cache.key_row(0, 0)); }
+  const uint16_t* values() const { return static_cast<const uint16_t*>(cache.value_row(0, 0)); }
+};
+
+template <typename Split, typename Combine>
+void check_attention(const AttnCase& c, Split split, Combine combine, uint32_t seed) {
+  SCOPED_TRACE(cat("head_dim ", c.head_dim, " heads ", c.n_head, "/", c.n_head_kv, " chunk ", c.chunk, " ctx ",
+                   c.n_ctx));
+  const int64_t kv_width = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
+  PagedCache pc(kv_width, c.n_ctx, seed);
+  // Rows at the edges of the splits: the last position, the first, a chunk's end
+  // and start; of two sequences.
+  std::vector<int> positions = {static_cast<int>(c.n_ctx - 1), 0, c.chunk - 1, c.chunk, static_cast<int>(c.n_ctx / 2 + 3)};
+  for (auto& p : positions) p = std::min<int>(p, static_cast<int>(c.n_ctx - 1));
+  const std::vector<int> seqs = {0, 1, 0, 1, 1};
+  const int rows = static_cast<int>(positions.size());
+  const int max_blocks = static_cast<int>(pc.max_blocks);
+  const int64_t q_width = static_cast<int64_t>(c.n_head) * c.head_dim;
+  const auto q = test::random_floats(rows * q_width, seed + 1, 2.0f);
+  const int64_t splits = (c.n_ctx + c.chunk - 1) / c.chunk;
+  std::vector<float> partial(rows * c.n_head * splits * (c.head_dim + 2), NAN);
+  std::vector<float> out(rows * q_width, NAN);
+  split(q.data(), pc.keys(), pc.values(), partial.data(), positions.data(), seqs.data(), pc.table.data(), &max_blocks,
+        &rows, simt::dim3(c.n_head, splits, rows));
+  combine(partial.data(), out.data(), positions.data(), &rows, simt::dim3(c.n_head, rows));
+
+  std::vector<float> scores(c.n_ctx), ref(c.head_dim);
+  const int group = c.n_head / c.n_head_kv;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  for (int t = 0; t < rows; ++t) {
+    const auto cache_rows = pc.rows(seqs[t], positions[t]);
+    for (int h = 0; h < c.n_head; ++h) {
+      const float* qh = q.data() + t * q_width + h * c.head_dim;
+      cpu::attention_head(pc.cache, 0, h / group, c.head_dim, qh, positions[t], cache_rows.data(), scores.data(),
+                          ref.data());
+      // Error budget: a score error d changes every softmax weight by a factor
+      // within exp(+-2d), so the output (a convex combination of values |v| <= 1)
+      // moves by at most 2d; both sides compute scores in float with at most
+      // head_dim/32 + 7 rounded additions on a path (d below, doubled for the two
+      // implementations); the weighted sums add one rounding per position of a
+      // warp's share (positions / 4) plus the merges of warps and splits.
+      double max_qk = 0;
+      for (int j = 0; j <= positions[t]; ++j) {
+        const auto* kr = static_cast<const uint16_t*>(pc.cache.key_row(0, cache_rows[j])) + (h / group) * c.head_dim;
+        double s = 0;
+        for (int i = 0; i < c.head_dim; ++i) s += std::abs(qh[i] * fp16_to_fp32(kr[i]));
+        max_qk = std::max(max_qk, s);
+      }
+      const double d = (c.head_dim / 32.0 + 7) * kF32Eps * max_qk * scale;
+      const double tol = 4 * d + (2.0 * (positions[t] / 4.0 + 8 + splits) + 16) * kF32Eps;
+      for (int i = 0; i < c.head_dim; ++i)
+        ASSERT_NEAR(out[t * q_width + h * c.head_dim + i], ref[i], tol)
+            << "row " << t << " (seq " << seqs[t] << ", pos " << positions[t] << ") head " << h << " dim " << i;
+    }
+  }
+}
+
+#define ATTN(NS)                                                                                               \
+  [](const float* q, const uint16_t* k, const uint16_t* v, float* part, const int* pos, const int* seq,        \
+     const int* table, const int* mb, const int* n, simt::dim3 grid) {                                         \
+    simt::launch(grid, simt::dim3(128), [&] { NS::attention_split(q, k, v, part, pos, seq, table, mb, n); });  \
+  },                                                                                                           \
+      [](const float* part, float* out, const int* pos, const int* n, simt::dim3 grid) {                       \
+        simt::launch(grid, simt::dim3(128), [&] { NS::attention_combine(part, out, pos, n); });                \
+      }
+
+TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
+  check_attention({64, 8, 8, 32, 320}, ATTN(att_64_8_8_32), 1);     // GQA 1, 10 splits
+  check_attention({80, 8, 4, 32, 320}, ATTN(att_80_8_4_32), 2);     // GQA 2, head_dim not a multiple of 32
+  check_attention({128, 8, 2, 64, 320}, ATTN(att_128_8_2_64), 3);   // GQA 4
+  check_attention({256, 8, 1, 32, 200}, ATTN(att_256_8_1_32), 4);   // GQA 8, the largest head_dim
+  check_attention({64, 16, 2, 256, 600}, ATTN(att_64_16_2_256), 5); // production chunk, 3 splits
+  check_attention({8, 8, 4, 256, 64}, ATTN(att_8_8_4_256), 6);      // stories260K: head_dim 8, one split
+  check_attention({96, 4, 4, 16, 100}, ATTN(att_96_4_4_16), 7);
+}
+
+TEST(CudaEmulatedAttention, RowsPastTheStepCountAreNotWritten) {
+  const int hd = 64, nh = 8, ctx = 320;
+  PagedCache pc(hd * nh, ctx, 3);
+  const auto q = test::random_floats(2 * hd * nh, 9);
+  std::vector<int> positions = {5, 6}, seqs = {0, 0};
+  std::vector<float> partial(2 * nh * 10 * (hd + 2), 0.0f), out(2 * hd * nh, 3.0f);
+  const int n = 1, mb = static_cast<int>(pc.max_blocks);
+  simt::launch(simt::dim3(nh, 10, 2), simt::dim3(128), [&] {
+    att_64_8_8_32::attention_split(q.data(), pc.keys(), pc.values(), partial.data(), positions.data(), seqs.data(),
+                                   pc.table.data(), &mb, &n);
+  });
+  simt::launch(simt::dim3(nh, 2), simt::dim3(128),
+               [&] { att_64_8_8_32::attention_combine(partial.data(), out.data(), positions.data(), &n); });
+  for (int i = hd * nh; i < 2 * hd * nh; ++i) ASSERT_EQ(out[i], 3.0f);
+}
+
+// --------------------------------------------------------------------- rope
+template <typename Rope>
+void check_rope(int n_head, int head_dim, graph::RopeParams rope, bool ff, Rope run, uint32_t seed) {
+  SCOPED_TRACE(cat("rope heads ", n_head, " head_dim ", head_dim, " n_rot ", rope.n_rot));
+  const std::vector<int> positions = {0, 1, 77, 4095, 131071};
+  const int rows = static_cast<int>(positions.size());
+  const int64_t w = static_cast<int64_t>(n_head) * head_dim;
+  const auto x = test::random_floats(rows * w, seed);
+  auto factors = test::random_floats(rope.n_rot / 2, seed + 1);
+  for (auto& f : factors) f = 1.0f + 4.0f * std::abs(f);
+  std::vector<float> y(rows * w), ref(w);
+  run(x.data(), y.data(), ff ? factors.data() : nullptr, positions.data(), &rows);
+  for (int t = 0; t < rows; ++t) {
+    cpu::rope_row(x.data() + t * w, ref.data(), n_head, head_dim, rope, positions[t], ff ? factors.data() : nullptr);
+    // Same angle bit for bit (same theta_scale literal, same multiplications);
+    // cos/sin and the rotation are a few roundings of values <= 1.
+    for (int64_t i = 0; i < w; ++i) ASSERT_NEAR(y[t * w + i], ref[i], 8 * kF32Eps) << "pos " << positions[t] << " i " << i;
+  }
+}
+
+#define ROPE(NS)                                                                                       \
+  [](const float* x, float* y, const float* ff, const int* pos, const int* n) {                        \
+    simt::launch(simt::dim3(*n), simt::dim3(128), [&] { NS::rope(x, y, ff, pos, n); });                 \
+  }
+
+TEST(CudaEmulatedRope, NormalNeoxPartialAndFrequencyFactors) {
+  graph::RopeParams r;
+  r.n_rot = 64;
+  r.freq_base = 10000.0f;
+  check_rope(4, 64, r, false, ROPE(rope_normal), 1);
+  r.type = graph::RopeType::NeoX;
+  r.n_rot = 128;
+  r.freq_base = 1e6f;
+  check_rope(2, 128, r, false, ROPE(rope_neox), 2);
+  r.n_rot = 32;
+  r.freq_base = 10000.0f;
+  check_rope(3, 80, r, false, ROPE(rope_partial_neox), 3);
+  r.type = graph::RopeType::Normal;
+  r.n_rot = 64;
+  r.freq_base = 500000.0f;
+  r.freq_scale = 0.5f;
+  check_rope(2, 64, r, true, ROPE(rope_ff), 4);
+}
+
+// ------------------------------------------------------------------ rmsnorm
+template <typename Norm>
+void check_rms_norm(int64_t cols, int group, float eps, Norm run, uint32_t seed) {
+  const int rows = 3;
+  const auto x = test::random_floats(rows * cols, seed, 3.0f);
+  const auto w = test::random_floats(group, seed + 1);
+  std::vector<float> y(rows * cols), ref(cols);
+  run(x.data(), w.data(), y.data(), &rows);
+  for (int t = 0; t < rows; ++t) {
+    cpu::rms_norm_row(x.data() + t * cols, w.data(), ref.data(), cols, group, eps);
+    // float sum of squares (cols/256 + 16 roundings on a path, halved by the
+    // square root) against the CPU's double sum, then two products.
+    const double rel = (static_cast<double>(group) / 256 + 16) * kF32Eps + 4 * kF32Eps;
+    for (int64_t i = 0; i < cols; ++i) ASSERT_NEAR(y[t * cols + i], ref[i], rel * std::abs(ref[i]) + 1e-30) << i;
+  }
+}
+
+TEST(CudaEmulatedRmsNorm, WholeRowsAndPerHeadGroups) {
+  check_rms_norm(1000, 1000, 1e-5f,
+                 [](const float* x, const float* w, float* y, const int* n) {
+                   simt::launch(simt::dim3(*n), simt::dim3(256), [&] { norm_row::rms_norm(x, w, y, n); });
+                 },
+                 1);
+  check_rms_norm(640, 80, 1e-6f,
+                 [](const float* x, const float* w, float* y, const int* n) {
+                   simt::launch(simt::dim3(*n), simt::dim3(256), [&] { norm_head::rms_norm(x, w, y, n); });
+                 },
+                 2);
+}
+
+// -------------------------------------------------------- elementwise, argmax
+TEST(CudaEmulatedElementwise, AddBiasSwigluSelectRows) {
+  const int cols = 777, rows = 3;
+  const auto a = test::random_floats(rows * cols, 1, 4.0f), b = test::random_floats(rows * cols, 2, 4.0f);
+  const int n = rows;
+  std::vector<float> y(rows * cols), ref(cols);
+  simt::launch(simt::dim3(rows), simt::dim3(256), [&] { ew_777::add(a.data(), b.data(), y.data(), &n); });
+  for (int i = 0; i < rows * cols; ++i) ASSERT_EQ(y[i], a[i] + b[i]);
+  simt::launch(simt::dim3(rows), simt::dim3(256), [&] { ew_777::add_bias(a.data(), b.data(), y.data(), &n); });
+  for (int i = 0; i < rows * cols; ++i) ASSERT_EQ(y[i], a[i] + b[i % cols]);
+  simt::launch(simt::dim3(rows), simt::dim3(256), [&] { ew_777::swiglu(a.data(), b.data(), y.data(), &n); });
+  for (int t = 0; t < rows; ++t) {
+    cpu::swiglu_row(a.data() + t * cols, b.data() + t * cols, ref.data(), cols);
+    for (int i = 0; i < cols; ++i) ASSERT_NEAR(y[t * cols + i], ref[i], 4 * kF32Eps * std::abs(ref[i]) + 1e-30);
+  }
+  const std::vector<int> sel = {2, 0};
+  const int n_sel = 2;
+  simt::launch(simt::dim3(2), simt::dim3(256), [&] { ew_777::select_rows(a.data(), y.data(), sel.data(), &n_sel); });
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < cols; ++i) ASSERT_EQ(y[r * cols + i], a[sel[r] * cols + i]);
+}
+
+TEST(CudaEmulatedElementwise, ArgmaxTakesTheFirstMaximum) {
+  const int cols = 5003, rows = 3;
+  auto x = test::random_floats(rows * cols, 7);
+  x[0 * cols + 4000] = 9.0f;  // one clear maximum
+  x[1 * cols + 17] = 5.0f;    // a tie: the lower index wins, as the CPU sampler's first-max scan
+  x[1 * cols + 4500] = 5.0f;
+  x[2 * cols + 5002] = 2.0f;  // the last column
+  std::vector<int> ids(rows, -1);
+  const int n = rows;
+  simt::launch(simt::dim3(rows), simt::dim3(256), [&] { ew_vocab::argmax(x.data(), ids.data(), &n); });
+  for (int r = 0; r < rows; ++r) {
+    const auto first = x.begin() + r * cols;
+    EXPECT_EQ(ids[r], std::max_element(first, first + cols) - first) << "row " << r;
+  }
+  EXPECT_EQ(ids[0], 4000);
+  EXPECT_EQ(ids[1], 17);
+  EXPECT_EQ(ids[2], 5002);
+}
+
+// ----------------------------------------------------------------- kv store
+TEST(CudaEmulatedKvStore, WritesTheSameHalvesAsTheCpuCache) {
+  // 3 blocks of 16 rows; sequence 0 owns blocks 2, 0; sequence 1 owns block 1.
+  const int width = 160, ctx = 48;
+  cpu::KvCache cache;
+  cache.init(graph::KvCacheConfig{1, width, 16, 3, 32, graph::KvType::F16});
+  std::vector<uint16_t> kd(ctx * width, 0xBEEF), vd(ctx * width, 0xBEEF);
+  const auto k = test::random_floats(3 * width, 1, 100.0f), v = test::random_floats(3 * width, 2, 1e-3f);
+  const std::vector<int> positions = {9, 0, 31}, seqs = {0, 1, 0}, table = {2, 0, 1, -1};
+  const std::vector<int> rows = {2 * 16 + 9, 1 * 16 + 0, 0 * 16 + 15};
+  const int n = 3, mb = 2;
+  simt::launch(simt::dim3(n), simt::dim3(128), [&] {
+    kvs_160::kv_store(k.data(), v.data(), kd.data(), vd.data(), positions.data(), seqs.data(), table.data(), &mb, &n);
+  });
+  for (int t = 0; t < n; ++t) cache.store(0, rows[t], k.data() + t * width, v.data() + t * width);
+  for (int p = 0; p < ctx; ++p) {
+    const bool written = std::find(rows.begin(), rows.end(), p) != rows.end();
+    for (int i = 0; i < width; ++i) {
+      if (written) {
+        ASSERT_EQ(kd[p * width + i], static_cast<const uint16_t*>(cache.key_row(0, p))[i]);
+        ASSERT_EQ(vd[p * width + i], static_cast<const uint16_t*>(cache.value_row(0, p))[i]);
+      } else {
+        ASSERT_EQ(kd[p * width + i], 0xBEEF);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------- fused QKV + rope + store
+struct QkvCase {
+  TensorType q, k, v;
+  int64_t cols;
+  int n_head, n_head_kv, head_dim;
+  graph::RopeParams rope = {};
+  bool ff = false, bias = false, norm = false;
+  float eps = 0.0f;
+  int tt = 1;
+};
+
+template <typename Run>
+void check_qkv(const QkvCase& c, Run run, uint32_t seed) {
+  SCOPED_TRACE(cat("qkv ", type_name(c.q), "/", type_name(c.k), "/", type_name(c.v), " heads ", c.n_head, "/",
+                   c.n_head_kv, " head_dim ", c.head_dim));
+  const int64_t qw = static_cast<int64_t>(c.n_head) * c.head_dim, kvw = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
+  const int64_t K = c.cols, ctx = 64;
+  const auto wq = test::random_weights(c.q, qw, K, seed), wk = test::random_weights(c.k, kvw, K, seed + 1),
+             wv = test::random_weights(c.v, kvw, K, seed + 2);
+  const auto fq = test::dequantized(c.q, wq, qw, K), fk = test::dequantized(c.k, wk, kvw, K),
+             fv = test::dequantized(c.v, wv, kvw, K);
+  const auto bq = test::random_floats(qw, seed + 3), bk = test::random_floats(kvw, seed + 4),
+             bv = test::random_floats(kvw, seed + 5);
+  const auto nw = test::random_floats(K, seed + 6);
+  auto ff = test::random_floats(c.rope.n_rot / 2, seed + 7);
+  for (auto& f : ff) f = 1.0f + std::abs(f);
+  // Two sequences of 64 positions in 8 blocks of 16 (sequence 1 first, backwards).
+  const std::vector<int> positions = {13, 0, 63, 7, 30}, seqs = {0, 1, 1, 0, 0};
+  const std::vector<int> table = {4, 5, 6, 7, 3, 2, 1, 0};
+  auto cache_row = [&](int t) { return table[seqs[t] * 4 + positions[t] / 16] * 16 + positions[t] % 16; };
+  const int rows = static_cast<int>(positions.size()), mb = 4;
+  const auto x = test::random_floats(rows * K, seed + 8);
+  std::vector<float> q(rows * qw, NAN);
+  std::vector<uint16_t> kc(2 * ctx * kvw, 0), vc(2 * ctx * kvw, 0);
+  run(wq.data(), wk.data(), wv.data(), bq.data(), bk.data(), bv.data(), x.data(), nw.data(), ff.data(), q.data(),
+      kc.data(), vc.data(), positions.data(), seqs.data(), table.data(), &mb, &rows);
+
+  std::vector<float> xn(K), pq(qw), pk(kvw), pv(kvw), rq(qw), rk(kvw);
+  std::vector<double> tq(qw), tk(kvw), tv(kvw);
+  for (int t = 0; t < rows; ++t) {
+    const float* xt = x.data() + t * K;
+    if (c.norm) {
+      cpu::rms_norm_row(xt, nw.data(), xn.data(), K, static_cast<int>(K), c.eps);
+      xt = xn.data();
+    }
+    auto project = [&](const std::vector<float>& w, int64_t m, const std::vector<float>& b, std::vector<float>& out,
+                       std::vector<double>& tol) {
+      for (int64_t r = 0; r < m; ++r) {
+        double s = 0, a = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          s += static_cast<double>(w[r * K + k]) * xt[k];
+          a += std::abs(static_cast<double>(w[r * K + k]) * xt[k]);
+        }
+        if (c.bias) s += b[r], a += std::abs(b[r]);
+        out[r] = static_cast<float>(s);
+        // As gemv_tolerance, plus the bias add and the norm.
+        tol[r] = ((K / 32.0 + 10) + (c.norm ? K / 128.0 + 16 : 0)) * kF32Eps * a;
+      }
+    };
+    project(fq, qw, bq, pq, tq);
+    project(fk, kvw, bk, pk, tk);
+    project(fv, kvw, bv, pv, tv);
+    cpu::rope_row(pq.data(), rq.data(), c.n_head, c.head_dim, c.rope, positions[t], c.ff ? ff.data() : nullptr);
+    cpu::rope_row(pk.data(), rk.data(), c.n_head_kv, c.head_dim, c.rope, positions[t], c.ff ? ff.data() : nullptr);
+    // A rotation mixes two values with weights <= 1: the pair's errors add up.
+    auto pair_tol = [&](const std::vector<double>& tol, int64_t i) {
+      double m = 0;
+      for (int64_t j = (i / c.head_dim) * c.head_dim; j < (i / c.head_dim + 1) * c.head_dim; ++j) m = std::max(m, tol[j]);
+      return 2 * m + 8 * kF32Eps;
+    };
+    for (int64_t i = 0; i < qw; ++i) ASSERT_NEAR(q[t * qw + i], rq[i], pair_tol(tq, i)) << "q row " << t << " " << i;
+    // The cache holds halves: allow the f32 error plus one half rounding step.
+    for (int64_t i = 0; i < kvw; ++i) {
+      const float gk = fp16_to_fp32(kc[cache_row(t) * kvw + i]), gv = fp16_to_fp32(vc[cache_row(t) * kvw + i]);
+      ASSERT_NEAR(gk, rk[i], pair_tol(tk, i) + std::abs(rk[i]) / 1024 + 6e-8) << "k row " << t << " " << i;
+      ASSERT_NEAR(gv, pv[i], tv[i] + std::abs(pv[i]) / 1024 + 6e-8) << "v row " << t << " " << i;
+    }
+  }
+}
+
+#define QKV(NS, PAIRS, TT_)                                                                                     \
+  [](const uint8_t* wq, const uint8_t* wk, const uint8_t* wv, const float* bq, const float* bk, const float* bv, \
+     const float* x, const float* nw, const float* ff, float* q, uint16_t* kc, uint16_t* vc, const int* pos,    \
+     const int* seq, const int* table, const int* mb, const int* n) {                                           \
+    simt::launch(simt::dim3((PAIRS + 3) / 4, (*n + TT_ - 1) / TT_), simt::dim3(128),                             \
+                 [&] { NS::qkv_rope_store(wq, wk, wv, bq, bk, bv, x, nw, ff, q, kc, vc, pos, seq, table, mb, n); }); \
+  }
+
+TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {
+  QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
+  llama.rope.n_rot = 64;
+  llama.rope.freq_base = 500000.0f;
+  llama.ff = true;
+  llama.rope.freq_factors = 0;
+  llama.norm = true;
+  llama.eps = 1e-5f;
+  check_qkv(llama, QKV(qkv_llama, (8 * 64 + 2 * 2 * 64) / 2, 1), 1);
+
+  QkvCase qwen2{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 128, 4, 1, 32};
+  qwen2.rope.type = graph::RopeType::NeoX;
+  qwen2.rope.n_rot = 32;
+  qwen2.rope.freq_base = 1e6f;
+  qwen2.bias = true;
+  qwen2.norm = true;
+  qwen2.eps = 1e-6f;
+  qwen2.tt = 4;
+  check_qkv(qwen2, QKV(qkv_qwen2, (4 * 32 + 2 * 32) / 2, 4), 2);
+
+  QkvCase partial{TensorType::F32, TensorType::F32, TensorType::F32, 64, 4, 4, 16};
+  partial.rope.type = graph::RopeType::NeoX;
+  partial.rope.n_rot = 8;
+  partial.rope.freq_base = 10000.0f;
+  check_qkv(partial, QKV(qkv_f32_partial, (4 * 16 + 2 * 4 * 16) / 2, 1), 3);
+}
+
+}  // namespace
+}  // namespace rayo::cuda
