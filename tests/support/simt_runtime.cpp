@@ -8,14 +8,48 @@
 
 #include "simt/simt.h"
 
+// AddressSanitizer must be told about every stack switch, or it misreads the
+// fibers' stacks (false reports, or missed ones). The annotations compile to
+// nothing in a build without ASan.
+#if defined(__SANITIZE_ADDRESS__)
+#define SIMT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIMT_ASAN 1
+#endif
+#endif
+#ifdef SIMT_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace simt {
 namespace {
+
+// Announces a switch to the stack [bottom, bottom + size); `save` keeps the
+// leaving context's fake stack (nullptr when the leaving fiber is finished).
+inline void asan_start_switch(void** save, const void* bottom, size_t size) {
+#ifdef SIMT_ASAN
+  __sanitizer_start_switch_fiber(save, bottom, size);
+#else
+  (void)save, (void)bottom, (void)size;
+#endif
+}
+// Completes a switch on the arriving side; reports where we came from.
+inline void asan_finish_switch(void* save, const void** from_bottom, size_t* from_size) {
+#ifdef SIMT_ASAN
+  __sanitizer_finish_switch_fiber(save, from_bottom, from_size);
+#else
+  (void)save, (void)from_bottom, (void)from_size;
+#endif
+}
 
 constexpr size_t kStackBytes = 256 * 1024;
 constexpr int kWarp = 32;
 
 struct Fiber {
   ucontext_t ctx;
+  void* stack = nullptr;  // for the sanitizer annotations
+  size_t stack_size = 0;
   dim3 tid;
   bool done = false;
   bool waiting = false;  // parked in a barrier
@@ -41,6 +75,8 @@ struct BlockState {
   int current = -1;
   uint64_t progress = 0;  // barrier releases and exits
   ucontext_t scheduler;
+  const void* scheduler_stack = nullptr;  // the launching thread's stack (learned on the first switch)
+  size_t scheduler_stack_size = 0;
   const std::function<void()>* body = nullptr;
 };
 
@@ -51,7 +87,10 @@ Fiber& me() { return g_block->fibers[g_block->current]; }
 
 void yield() {
   ++g_stats.switches;
+  void* fake_stack = nullptr;
+  asan_start_switch(&fake_stack, g_block->scheduler_stack, g_block->scheduler_stack_size);
   swapcontext(&me().ctx, &g_block->scheduler);
+  asan_finish_switch(fake_stack, nullptr, nullptr);
 }
 
 // Waits until `live` participants have arrived (the last one releases).
@@ -78,6 +117,7 @@ void release_if_complete(Barrier& b, int live) {
 
 void fiber_main() {
   BlockState& b = *g_block;
+  asan_finish_switch(nullptr, &b.scheduler_stack, &b.scheduler_stack_size);
   (*b.body)();
   Fiber& f = me();
   f.done = true;
@@ -88,7 +128,8 @@ void fiber_main() {
   ++b.progress;
   release_if_complete(w.barrier, w.live);
   release_if_complete(b.barrier, b.live);
-  // returning resumes uc_link (the scheduler)
+  // Returning resumes uc_link (the scheduler); this fiber's stack is done.
+  asan_start_switch(nullptr, b.scheduler_stack, b.scheduler_stack_size);
 }
 
 }  // namespace
@@ -168,6 +209,8 @@ void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
           getcontext(&f.ctx);
           f.ctx.uc_stack.ss_sp = stacks[i].get();
           f.ctx.uc_stack.ss_size = kStackBytes;
+          f.stack = stacks[i].get();
+          f.stack_size = kStackBytes;
           f.ctx.uc_link = &state.scheduler;
           makecontext(&f.ctx, fiber_main, 0);
         }
@@ -177,7 +220,10 @@ void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
           for (int i = 0; i < n; ++i) {
             if (state.fibers[i].done) continue;
             state.current = i;
+            void* fake_stack = nullptr;
+            asan_start_switch(&fake_stack, state.fibers[i].stack, state.fibers[i].stack_size);
             swapcontext(&state.scheduler, &state.fibers[i].ctx);
+            asan_finish_switch(fake_stack, nullptr, nullptr);
             if (!state.fibers[i].done && !state.fibers[i].waiting) all_waiting = false;
           }
           if (state.live > 0 && all_waiting && state.progress == before) {

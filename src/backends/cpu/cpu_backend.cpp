@@ -1,5 +1,8 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -20,6 +23,17 @@ inline std::pair<int64_t, int64_t> slice(int64_t n, int ith, int nth) {
   const int64_t per = (n + nth - 1) / nth;
   const int64_t begin = std::min(n, per * ith);
   return {begin, std::min(n, begin + per)};
+}
+
+// The kernels read a repacked copy of this weight from now on: let the kernel
+// reclaim the file's pages under it, so resident memory holds one copy of the
+// weights, not two. (File-backed pages: a later read, e.g. of a tied
+// embedding's rows, simply faults them back in.)
+void release_file_pages(const void* data, size_t bytes) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 // Below this many values of work an op runs on the calling thread alone: waking
@@ -57,6 +71,7 @@ void CpuBackend::prepare(const Graph& graph) {
         if (!matmul_supported(w.type))
           fail("tensor '", w.name, "' has type ", type_name(w.type), ", which the CPU backend cannot multiply");
         it = matmul_weights_.emplace(w.data, prepare_weight(w.type, w.data, w.rows, w.cols)).first;
+        if (it->second.packed) release_file_pages(w.data, rayo::row_bytes(w.type, w.cols) * w.rows);
       }
       const int64_t rows = graph.max_rows(graph.values()[n.in[0]]);
       workspace = std::max(workspace, matmul_workspace_bytes(it->second, rows, pool_.size()));
