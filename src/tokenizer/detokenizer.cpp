@@ -33,7 +33,6 @@ std::string decode_byte_level(std::string_view text) {
   out.reserve(text.size());
   size_t pos = 0;
   while (pos < text.size()) {
-    const size_t start = pos;
     const uint32_t cp = decode_utf8(text, pos);
     const int byte = unicode_to_byte(cp);
     if (byte >= 0) {
@@ -50,7 +49,6 @@ std::string decode_byte_level(std::string_view text) {
     }
     out += text;
     out += "]";
-    (void)start;
   }
   return out;
 }
