@@ -145,7 +145,7 @@ void clean_up_spaces(std::string& s) {
 }
 
 StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, bool special, bool at_sequence_start)
-    : tokenizer_(&tokenizer), special_(special), first_(at_sequence_start) {}
+    : tokenizer_(&tokenizer), special_(special), at_sequence_start_(at_sequence_start), first_(at_sequence_start) {}
 
 std::string StreamingDecoder::push(int32_t id) {
   std::string piece = tokenizer_->token_to_piece(id, special_);
@@ -161,7 +161,7 @@ std::string StreamingDecoder::push(int32_t id) {
 std::string StreamingDecoder::finish() {
   std::string rest;
   rest.swap(pending_);
-  first_ = true;
+  first_ = at_sequence_start_;
   return rest;
 }
 
