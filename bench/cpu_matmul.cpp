@@ -85,7 +85,8 @@ void BM_Matmul(benchmark::State& state) {
   const int64_t rows = state.range(1), cols = state.range(2), n_tokens = state.range(3);
   const size_t wbytes = row_bytes(type, cols) * rows;
   // GEMV: enough copies to exceed a 32 MiB L3, so weights stream from DRAM.
-  const int copies = n_tokens == 1 ? static_cast<int>(std::max<size_t>(1, (96u << 20) / wbytes + 1)) : 1;
+  int copies = n_tokens == 1 ? static_cast<int>(std::max<size_t>(1, (96u << 20) / wbytes + 1)) : 1;
+  if (const char* env = std::getenv("RAYO_BENCH_COPIES")) copies = std::max(1, std::atoi(env));  // 1: cache-resident
   Fixture f(type, rows, cols, n_tokens, copies);
   size_t i = 0;
   for (auto _ : state) {
