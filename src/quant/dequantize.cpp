@@ -1,7 +1,11 @@
 // Bit-exactness with ggml needs every product and sum rounded on its own:
 // a compiler allowed to contract d * q - m into one fused multiply-add (g++
 // does so whenever FMA is enabled, even in ISO mode) would change the last bit.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "quant/dequantize.h"
 
