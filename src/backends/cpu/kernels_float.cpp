@@ -1,5 +1,10 @@
 // Float-weight kernels: F32, F16 and BF16 rows times float activations.
 //
+// Every output is summed in the same order whatever the tile shape (16 lanes
+// over k, then one horizontal sum), so a token's result does not depend on how
+// many tokens are in the batch: batched prefill matches one-token decode bit
+// for bit.
+//
 // The SIMD versions compute a register tile of kRows weight rows x kTok
 // tokens: each weight vector (16 or 8 values, converted to float on load) is
 // used for kTok fused multiply-adds and each activation vector for kRows, with
@@ -101,30 +106,6 @@ RAYO_AVX512 void micro_avx512(const MatmulProblem& p, int64_t r, int64_t t) {
     for (int j = 0; j < kTok; ++j) p.y[(t + j) * p.y_stride + r + i] = _mm512_reduce_add_ps(acc[i][j]);
 }
 
-// Matrix-vector: one row at a time with four accumulators, so the weights are
-// read as a single forward stream (the prefetcher tracks it best).
-template <TensorType kType>
-RAYO_AVX512 void gemv_row_avx512(const MatmulProblem& p, int64_t r, int64_t t) {
-  constexpr int64_t kElem = kType == TensorType::F32 ? 4 : 2;
-  const int64_t K = p.w->cols;
-  const std::byte* w = row_ptr<kType>(*p.w, r);
-  const float* x = p.x + t * p.x_stride;
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t k = 0;
-  for (; k + 64 <= K; k += 64) {
-    a0 = _mm512_fmadd_ps(load16<kType>(w + k * kElem), _mm512_loadu_ps(x + k), a0);
-    a1 = _mm512_fmadd_ps(load16<kType>(w + (k + 16) * kElem), _mm512_loadu_ps(x + k + 16), a1);
-    a2 = _mm512_fmadd_ps(load16<kType>(w + (k + 32) * kElem), _mm512_loadu_ps(x + k + 32), a2);
-    a3 = _mm512_fmadd_ps(load16<kType>(w + (k + 48) * kElem), _mm512_loadu_ps(x + k + 48), a3);
-  }
-  for (; k + 16 <= K; k += 16) a0 = _mm512_fmadd_ps(load16<kType>(w + k * kElem), _mm512_loadu_ps(x + k), a0);
-  if (k < K) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (K - k)) - 1);
-    a1 = _mm512_fmadd_ps(load16<kType>(w + k * kElem, m), _mm512_maskz_loadu_ps(m, x + k), a1);
-  }
-  p.y[t * p.y_stride + r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
-}
-
 template <TensorType kType>
 RAYO_AVX2 inline __m256 load8(const std::byte* p) {
   if constexpr (kType == TensorType::F32) return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
@@ -200,10 +181,6 @@ RAYO_AVX2 void token_loop_avx2(const MatmulProblem& p, int64_t r, int64_t t0, in
 
 template <TensorType kType>
 void float_tile_avx512(const MatmulProblem& p, int64_t r0, int64_t r1, int64_t t0, int64_t t1, std::byte*) {
-  if (t1 - t0 == 1) {
-    for (int64_t r = r0; r < r1; ++r) gemv_row_avx512<kType>(p, r, t0);
-    return;
-  }
   walk_tiles(
       r0, r1, t0, t1, [&](int64_t r, int64_t a, int64_t b) { token_loop_avx512<kType, 4>(p, r, a, b); },
       [&](int64_t r, int64_t a, int64_t b) { token_loop_avx512<kType, 1>(p, r, a, b); });
