@@ -82,16 +82,17 @@ size_t group_bytes(TensorType type, int64_t cols) {
 
 void free_packed(std::byte* p) { std::free(p); }
 
-// 2 MiB-aligned and, on Linux, backed by transparent huge pages when the
-// system allows: the matrix-vector kernels stream the whole buffer and
-// 4 KiB pages would cost a TLB miss every 4 KiB.
+// 2 MiB-aligned, and on Linux the whole 2 MiB pages inside the buffer are
+// marked for transparent huge pages: the matrix-vector kernels stream the
+// whole buffer and 4 KiB pages would cost a TLB miss every 4 KiB. The size is
+// not rounded up, so a small matrix does not pin a whole huge page (the tail
+// beyond the last whole 2 MiB stays in ordinary pages).
 std::byte* allocate_packed(size_t bytes) {
   constexpr size_t kHuge = size_t{2} << 20;
-  const size_t total = (bytes + kHuge - 1) / kHuge * kHuge;
-  void* p = std::aligned_alloc(kHuge, total);
-  if (p == nullptr) fail("out of memory packing a weight of ", bytes, " bytes");
+  void* p = nullptr;
+  if (posix_memalign(&p, kHuge, bytes) != 0 || p == nullptr) fail("out of memory packing a weight of ", bytes, " bytes");
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  madvise(p, total, MADV_HUGEPAGE);
+  if (bytes >= kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);
 #endif
   return static_cast<std::byte*>(p);
 }
