@@ -1,0 +1,238 @@
+#include "backends/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/ops.h"
+#include "common/error.h"
+#include "graph/memory_plan.h"
+#include "quant/dequantize.h"
+
+namespace rayo::cpu {
+
+using graph::Graph;
+using graph::Node;
+using graph::Op;
+
+namespace {
+// Splits [0, n) evenly: the range of thread `ith` of `nth`.
+inline std::pair<int64_t, int64_t> slice(int64_t n, int ith, int nth) {
+  const int64_t per = (n + nth - 1) / nth;
+  const int64_t begin = std::min(n, per * ith);
+  return {begin, std::min(n, begin + per)};
+}
+
+// Below this many values of work an op runs on the calling thread alone: waking
+// the pool costs more than it saves (and much more when the machine is busy).
+constexpr int64_t kParallelThreshold = 32 * 1024;
+}  // namespace
+
+template <typename Fn>
+void CpuBackend::parallel(int64_t work, Fn&& fn) {
+  if (work < kParallelThreshold || pool_.size() == 1)
+    fn(0, 1);
+  else
+    pool_.run(fn);
+}
+
+CpuBackend::CpuBackend(int n_threads) : pool_(n_threads), inline_pool_(1) {}
+CpuBackend::~CpuBackend() = default;
+
+void CpuBackend::init_kv_cache(const graph::KvCacheConfig& config) {
+  kv_.init(config);
+  scores_.resize(sizeof(float) * config.max_seq_len * pool_.size());
+  seq_rows_.resize(sizeof(int64_t) * config.max_seq_len * pool_.size());
+}
+
+void CpuBackend::prepare(const Graph& graph) {
+  GraphState& state = graphs_[&graph];
+  state.arena.resize(graph.arena_bytes(), graph::kArenaAlignment);
+  size_t workspace = 0;
+  for (const Node& n : graph.nodes()) {
+    if (n.weight < 0) continue;
+    const graph::Weight& w = graph.weights()[n.weight];
+    if (n.op == Op::MatMul) {
+      auto it = matmul_weights_.find(w.data);
+      if (it == matmul_weights_.end()) {
+        if (!matmul_supported(w.type))
+          fail("tensor '", w.name, "' has type ", type_name(w.type), ", which the CPU backend cannot multiply");
+        it = matmul_weights_.emplace(w.data, prepare_weight(w.type, w.data, w.rows, w.cols)).first;
+      }
+      const int64_t rows = graph.max_rows(graph.values()[n.in[0]]);
+      workspace = std::max(workspace, matmul_workspace_bytes(it->second, rows, pool_.size()));
+    } else if (n.op == Op::Embed) {
+      if (!quant::can_dequantize(w.type))
+        fail("tensor '", w.name, "' has type ", type_name(w.type), ", which rayo cannot read");
+    } else {
+      f32_weight(graph, n.weight);
+    }
+  }
+  for (const Node& n : graph.nodes())
+    if (n.op == Op::Rope && n.rope.freq_factors >= 0) f32_weight(graph, n.rope.freq_factors);
+  state.workspace.resize(workspace);
+}
+
+const float* CpuBackend::f32_weight(const Graph& graph, int index) {
+  const graph::Weight& w = graph.weights()[index];
+  auto it = f32_weights_.find(w.data);
+  if (it == f32_weights_.end()) {
+    if (!quant::can_dequantize(w.type))
+      fail("tensor '", w.name, "' has type ", type_name(w.type), ", which rayo cannot read");
+    std::vector<float> values(static_cast<size_t>(w.rows * w.cols));
+    quant::dequantize_row(w.type, w.data, values.data(), w.rows * w.cols);
+    it = f32_weights_.emplace(w.data, std::move(values)).first;
+  }
+  return it->second.data();
+}
+
+float* CpuBackend::value(const Graph& graph, int index) {
+  return reinterpret_cast<float*>(current_->arena.data() + graph.values()[index].offset);
+}
+
+int64_t CpuBackend::rows_of(const Graph& graph, int index) const {
+  return graph.values()[index].rows == graph::RowSpace::Tokens ? static_cast<int64_t>(step_.tokens.size())
+                                                                : static_cast<int64_t>(step_.output_rows.size());
+}
+
+void CpuBackend::begin_step(const Graph& graph, const graph::StepInputs& inputs) {
+  auto it = graphs_.find(&graph);
+  RAYO_CHECK(it != graphs_.end(), "graph not prepared");
+  RAYO_CHECK(!kv_.empty(), "KV cache not initialised");
+  const auto& kv = kv_.config();
+  const size_t n = inputs.tokens.size();
+  RAYO_CHECK(inputs.seq.size() == n, "one sequence index per token");
+  RAYO_CHECK(inputs.max_blocks_per_seq > 0, "no block table");
+  const int64_t n_seqs = static_cast<int64_t>(inputs.block_table.size()) / inputs.max_blocks_per_seq;
+  for (int32_t b : inputs.block_table) RAYO_CHECK(b >= -1 && b < kv.n_blocks, "block ", b, " outside the cache");
+  current_ = &it->second;
+  step_ = inputs;
+  store_rows_.resize(n);
+  for (size_t t = 0; t < n; ++t) {
+    const int32_t pos = inputs.positions[t];
+    if (pos < 0 || pos >= kv.max_seq_len || pos / kv.block_size >= inputs.max_blocks_per_seq)
+      fail("position ", pos, " is outside the context of ", kv.max_seq_len);
+    RAYO_CHECK(inputs.seq[t] >= 0 && inputs.seq[t] < n_seqs, "sequence index ", inputs.seq[t]);
+    store_rows_[t] = cache_row(static_cast<int64_t>(t), pos);
+  }
+}
+
+int64_t CpuBackend::cache_row(int64_t t, int32_t pos) const {
+  const int64_t block_size = kv_.config().block_size;
+  const int32_t block = step_.block_table[step_.seq[t] * step_.max_blocks_per_seq + pos / block_size];
+  RAYO_CHECK(block >= 0, "position ", pos, " has no cache block");
+  return block * block_size + pos % block_size;
+}
+
+std::span<const float> CpuBackend::output(const Graph& graph) {
+  const auto& v = graph.values()[graph.output()];
+  return {value(graph, graph.output()), static_cast<size_t>(rows_of(graph, graph.output()) * v.cols)};
+}
+
+void CpuBackend::run(const Graph& g, const Node& n) {
+  switch (n.op) {
+    case Op::Embed: return run_embed(g, n);
+    case Op::MatMul: return run_matmul(g, n);
+    case Op::KvStore: return run_kv_store(g, n);
+    case Op::Attention: return run_attention(g, n);
+    case Op::RmsNorm:
+    case Op::AddBias:
+    case Op::Add:
+    case Op::SwiGLU:
+    case Op::Rope:
+    case Op::SelectRows: return run_rows(g, n);
+  }
+  fail("the CPU backend has no kernel for op ", op_name(n.op));
+}
+
+void CpuBackend::run_embed(const Graph& g, const Node& n) {
+  const graph::Weight& w = g.weights()[n.weight];
+  float* out = value(g, n.out);
+  const size_t row_bytes = rayo::row_bytes(w.type, w.cols);
+  for (int32_t token : step_.tokens)
+    if (token < 0 || token >= w.rows) fail("token id ", token, " is outside the vocabulary of ", w.rows);
+  const int64_t n_tokens = static_cast<int64_t>(step_.tokens.size());
+  parallel(n_tokens * w.cols, [&](int ith, int nth) {
+    auto [begin, end] = slice(n_tokens, ith, nth);
+    for (int64_t t = begin; t < end; ++t)
+      quant::dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + row_bytes * step_.tokens[t],
+                            out + t * w.cols, w.cols);
+  });
+}
+
+void CpuBackend::run_matmul(const Graph& g, const Node& n) {
+  const graph::Weight& w = g.weights()[n.weight];
+  const int64_t rows = rows_of(g, n.in[0]);
+  // A small product is not worth waking the pool (see kParallelThreshold).
+  ThreadPool& pool = w.rows * w.cols * rows < 32 * kParallelThreshold ? inline_pool_ : pool_;
+  matmul(pool, matmul_weights_.at(w.data), value(g, n.in[0]), rows, value(g, n.out), current_->workspace.data());
+}
+
+// Ops that transform each row independently.
+void CpuBackend::run_rows(const Graph& g, const Node& n) {
+  const int64_t rows = rows_of(g, n.out);
+  const int64_t cols = g.values()[n.out].cols;
+  const int64_t in_cols = g.values()[n.in[0]].cols;
+  const float* a = value(g, n.in[0]);
+  const float* b = n.in[1] >= 0 ? value(g, n.in[1]) : nullptr;
+  float* y = value(g, n.out);
+  const float* w = n.weight >= 0 ? f32_weight(g, n.weight) : nullptr;
+  const float* freq_factors = n.op == Op::Rope && n.rope.freq_factors >= 0 ? f32_weight(g, n.rope.freq_factors) : nullptr;
+  parallel(rows * cols, [&](int ith, int nth) {
+    auto [begin, end] = slice(rows, ith, nth);
+    for (int64_t r = begin; r < end; ++r) {
+      float* yr = y + r * cols;
+      const float* ar = a + r * in_cols;
+      switch (n.op) {
+        case Op::RmsNorm: rms_norm_row(ar, w, yr, cols, n.group, n.eps); break;
+        case Op::AddBias: add_row(ar, w, yr, cols); break;
+        case Op::Add: add_row(ar, b + r * cols, yr, cols); break;
+        case Op::SwiGLU: swiglu_row(ar, b + r * cols, yr, cols); break;
+        case Op::Rope: rope_row(ar, yr, n.n_head, n.head_dim, n.rope, step_.positions[r], freq_factors); break;
+        case Op::SelectRows: std::memcpy(yr, a + step_.output_rows[r] * in_cols, sizeof(float) * cols); break;
+        default: break;
+      }
+    }
+  });
+}
+
+void CpuBackend::run_kv_store(const Graph& g, const Node& n) {
+  const int64_t width = static_cast<int64_t>(n.n_head_kv) * n.head_dim;
+  const float* k = value(g, n.in[0]);
+  const float* v = value(g, n.in[1]);
+  const int64_t rows = rows_of(g, n.in[0]);
+  parallel(rows * width, [&](int ith, int nth) {
+    auto [begin, end] = slice(rows, ith, nth);
+    for (int64_t t = begin; t < end; ++t) kv_.store(n.layer, store_rows_[t], k + t * width, v + t * width);
+  });
+}
+
+void CpuBackend::run_attention(const Graph& g, const Node& n) {
+  const int64_t rows = rows_of(g, n.out);
+  const int64_t width = static_cast<int64_t>(n.n_head) * n.head_dim;
+  const int group = n.n_head / n.n_head_kv;
+  const float* q = value(g, n.in[0]);
+  float* out = value(g, n.out);
+  const int64_t tasks = rows * n.n_head;
+  const int64_t max_len = kv_.config().max_seq_len;
+  int64_t work = 0;  // positions read, times the head size
+  for (int64_t t = 0; t < rows; ++t) work += (step_.positions[t] + 1) * width;
+  parallel(work, [&](int ith, int nth) {
+    float* scores = scores_.as<float>() + ith * max_len;
+    int64_t* rows = seq_rows_.as<int64_t>() + ith * max_len;
+    int64_t rows_for = -1;  // the token whose sequence rows are in `rows`
+    auto [begin, end] = slice(tasks, ith, nth);
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t t = task / n.n_head;
+      const int h = static_cast<int>(task % n.n_head);
+      const int32_t pos = step_.positions[t];
+      if (rows_for != t) {
+        for (int32_t j = 0; j <= pos; ++j) rows[j] = cache_row(t, j);
+        rows_for = t;
+      }
+      attention_head(kv_, n.layer, h / group, n.head_dim, q + t * width + static_cast<int64_t>(h) * n.head_dim, pos,
+                     rows, scores, out + t * width + static_cast<int64_t>(h) * n.head_dim);
+    }
+  });
+}
+
+}  // namespace rayo::cpu

@@ -1,0 +1,66 @@
+#pragma once
+// The CPU backend: runs graph nodes on a persistent thread pool, with SIMD
+// matmul kernels per weight format and an f16 (or f32) KV cache.
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/kv_cache.h"
+#include "backends/cpu/matmul.h"
+#include "backends/cpu/thread_pool.h"
+#include "common/aligned_buffer.h"
+#include "graph/backend.h"
+
+namespace rayo::cpu {
+
+class CpuBackend : public graph::Backend {
+ public:
+  explicit CpuBackend(int n_threads);
+  ~CpuBackend() override;
+
+  std::string_view name() const override { return "cpu"; }
+  void init_kv_cache(const graph::KvCacheConfig& config) override;
+  void prepare(const graph::Graph& graph) override;
+  void begin_step(const graph::Graph& graph, const graph::StepInputs& inputs) override;
+  void run(const graph::Graph& graph, const graph::Node& node) override;
+  void end_step(const graph::Graph& graph) override {}
+  std::span<const float> output(const graph::Graph& graph) override;
+
+  int n_threads() const { return pool_.size(); }
+  const KvCache& kv_cache() const { return kv_; }
+
+ private:
+  struct GraphState {
+    AlignedBuffer arena;
+    AlignedBuffer workspace;  // quantized activations for matmul
+  };
+  // Runs fn(thread, n_threads) on the pool, or inline when the work is small.
+  template <typename Fn>
+  void parallel(int64_t work, Fn&& fn);
+  float* value(const graph::Graph& graph, int index);
+  int64_t rows_of(const graph::Graph& graph, int value) const;
+  const float* f32_weight(const graph::Graph& graph, int index);
+
+  void run_embed(const graph::Graph& g, const graph::Node& n);
+  void run_matmul(const graph::Graph& g, const graph::Node& n);
+  void run_rows(const graph::Graph& g, const graph::Node& n);
+  void run_kv_store(const graph::Graph& g, const graph::Node& n);
+  void run_attention(const graph::Graph& g, const graph::Node& n);
+
+  ThreadPool pool_;
+  ThreadPool inline_pool_;  // one thread: the caller, for work too small to share
+  KvCache kv_;
+  // Cache row of position `pos` of the sequence of token t in the current step.
+  int64_t cache_row(int64_t t, int32_t pos) const;
+
+  AlignedBuffer scores_;      // per thread: attention scores, max_seq_len floats
+  AlignedBuffer seq_rows_;    // per thread: cache rows of a sequence, max_seq_len int64s
+  std::vector<int64_t> store_rows_;  // cache row of each token of the step
+  std::map<const void*, MatmulWeight> matmul_weights_;  // by data pointer: shared across graphs
+  std::map<const void*, std::vector<float>> f32_weights_;  // norms, biases, rope factors
+  std::map<const graph::Graph*, GraphState> graphs_;
+  GraphState* current_ = nullptr;
+  graph::StepInputs step_;
+};
+
+}  // namespace rayo::cpu

@@ -1,0 +1,38 @@
+#include "backends/cpu/kv_cache.h"
+
+#include <cstring>
+
+#include "backends/cpu/f16_rows.h"
+#include "common/error.h"
+
+namespace rayo::cpu {
+
+void KvCache::init(const graph::KvCacheConfig& config) {
+  RAYO_CHECK(config.n_layers > 0 && config.n_blocks > 0 && config.block_size > 0 && config.kv_width > 0,
+             "empty KV cache");
+  config_ = config;
+  row_bytes_ = static_cast<size_t>(config.kv_width) * (config.type == graph::KvType::F16 ? 2 : 4);
+  layers_.clear();
+  layers_.resize(config.n_layers);
+  for (auto& l : layers_) {
+    l.k.resize(row_bytes_ * n_rows());
+    l.v.resize(row_bytes_ * n_rows());
+  }
+}
+
+void KvCache::store(int layer, int64_t row, const float* k, const float* v) {
+  RAYO_CHECK(row >= 0 && row < n_rows(), "KV row ", row, " outside the cache of ", n_rows());
+  auto* kd = layers_[layer].k.data() + row * row_bytes_;
+  auto* vd = layers_[layer].v.data() + row * row_bytes_;
+  if (config_.type == graph::KvType::F16) {
+    f32_to_f16_row(k, reinterpret_cast<uint16_t*>(kd), config_.kv_width);
+    f32_to_f16_row(v, reinterpret_cast<uint16_t*>(vd), config_.kv_width);
+  } else {
+    std::memcpy(kd, k, row_bytes_);
+    std::memcpy(vd, v, row_bytes_);
+  }
+}
+
+size_t KvCache::bytes() const { return 2 * row_bytes_ * n_rows() * layers_.size(); }
+
+}  // namespace rayo::cpu

@@ -1,0 +1,41 @@
+#pragma once
+// The CPU KV cache: for each layer, a pool of n_blocks * block_size rows of
+// rotated keys and of values, each row n_head_kv * head_dim values in f16
+// (default, as llama.cpp) or f32. Which rows belong to which sequence is the
+// block tables' business (graph/backend.h); here a row is just an index.
+#include <cstdint>
+#include <vector>
+
+#include "common/aligned_buffer.h"
+#include "graph/backend.h"
+
+namespace rayo::cpu {
+
+class KvCache {
+ public:
+  void init(const graph::KvCacheConfig& config);
+  const graph::KvCacheConfig& config() const { return config_; }
+  bool empty() const { return layers_.empty(); }
+
+  int64_t n_rows() const { return config_.n_blocks * config_.block_size; }
+
+  // Stores the k and v rows (kv_width floats each) at a cache row.
+  void store(int layer, int64_t row, const float* k, const float* v);
+
+  // A cache row of a layer's keys/values: f16 or f32 per config().type.
+  const void* key_row(int layer, int64_t row) const { return this->row(layers_[layer].k, row); }
+  const void* value_row(int layer, int64_t row) const { return this->row(layers_[layer].v, row); }
+
+  size_t bytes() const;
+
+ private:
+  struct Layer {
+    AlignedBuffer k, v;
+  };
+  const void* row(const AlignedBuffer& b, int64_t r) const { return b.data() + r * row_bytes_; }
+  graph::KvCacheConfig config_;
+  size_t row_bytes_ = 0;
+  std::vector<Layer> layers_;
+};
+
+}  // namespace rayo::cpu

@@ -1,0 +1,229 @@
+// rayo bench: prompt processing (pp) and token generation (tg) throughput, as
+// llama-bench measures them: pp = a batch of n_prompt tokens from an empty
+// cache; tg = n_gen single-token steps from an empty cache; after one warm-up
+// run, each test is repeated and reported as mean ± standard deviation.
+// --json uses llama-bench's field names so tools that read one read the other.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "cli/command.h"
+#include "cli/options.h"
+#include "common/error.h"
+#include "common/strings.h"
+#include "models/synth_model.h"
+
+namespace rayo::cli {
+namespace {
+
+struct BenchOptions {
+  ModelOptions model;
+  std::string synth_preset;
+  std::string synth_type = "q4_k_m";
+  int n_prompt = 512;
+  int n_gen = 128;
+  int reps = 5;
+  bool json = false;
+};
+
+struct TestResult {
+  std::string name;
+  int n_prompt = 0, n_gen = 0;
+  std::vector<double> seconds;
+  double mean_ts() const {
+    double s = 0;
+    for (double t : seconds) s += (n_prompt + n_gen) / t;
+    return s / seconds.size();
+  }
+  double stddev_ts() const {
+    if (seconds.size() < 2) return 0;
+    const double m = mean_ts();
+    double s = 0;
+    for (double t : seconds) s += std::pow((n_prompt + n_gen) / t - m, 2);
+    return std::sqrt(s / (seconds.size() - 1));
+  }
+};
+
+using Clock = std::chrono::steady_clock;
+
+double time_prompt(runtime::Session& session, const std::vector<int32_t>& tokens) {
+  session.rewind(0);
+  const auto start = Clock::now();
+  session.eval(tokens);
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double time_generation(runtime::Session& session, int n_gen, int32_t token) {
+  session.rewind(0);
+  const auto start = Clock::now();
+  for (int i = 0; i < n_gen; ++i) {
+    auto logits = session.eval(std::span<const int32_t>(&token, 1));
+    token = runtime::argmax(logits);
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Bytes of weights a decode step reads: every matrix once.
+uint64_t bytes_per_token(runtime::Session& session) {
+  const auto& g = session.decode_executor().graph();
+  std::set<const void*> seen;
+  uint64_t bytes = 0;
+  for (const auto& n : g.nodes())
+    if (n.op == graph::Op::MatMul) {
+      const auto& w = g.weights()[n.weight];
+      if (seen.insert(w.data).second) bytes += rayo::row_bytes(w.type, w.cols) * w.rows;
+    }
+  return bytes;
+}
+
+std::string model_label(const runtime::Model& model) {
+  const auto& s = model.spec();
+  uint64_t params = 0;
+  std::map<std::string, uint64_t> bytes_by_type;
+  for (const auto& t : model.file().tensors()) {
+    params += t.n_elements;
+    if (t.ne.size() >= 2) bytes_by_type[std::string(type_name(t.type))] += t.n_bytes;
+  }
+  std::string dominant;
+  uint64_t most = 0;
+  for (const auto& [type, b] : bytes_by_type)
+    if (b > most) most = b, dominant = type;
+  char size[32];
+  if (params >= 1000000000)
+    std::snprintf(size, sizeof size, "%.1fB", params / 1e9);
+  else
+    std::snprintf(size, sizeof size, "%.0fM", params / 1e6);
+  return s.arch + " " + size + " " + dominant + (bytes_by_type.size() > 1 ? " (mix)" : "");
+}
+
+void run(BenchOptions o) {
+  if (o.n_prompt < 0 || o.n_gen < 0) fail("-p and -n must not be negative");
+  if (o.n_prompt == 0 && o.n_gen == 0) fail("nothing to measure: -p and -n are both 0");
+  if (o.reps < 1) fail("-r must be at least 1, got ", o.reps);
+  std::string synth_path;
+  if (!o.synth_preset.empty()) {
+    if (!o.model.model.empty()) fail("give -m MODEL or --synth PRESET, not both");
+    synth_path = (std::filesystem::temp_directory_path() /
+                  ("rayo-bench-" + o.synth_preset + "-" + o.synth_type + "-" + std::to_string(getpid()) + ".gguf"))
+                     .string();
+    const auto config = models::synth_preset(o.synth_preset);
+    const auto ftype = models::parse_synth_file_type(o.synth_type);
+    std::fprintf(stderr, "writing a synthetic %s %s model to %s\n", o.synth_preset.c_str(), o.synth_type.c_str(),
+                 synth_path.c_str());
+    models::write_synth_model(config, ftype, 1, synth_path);
+    o.model.model = synth_path;
+  } else if (o.model.model.empty()) {
+    fail("give -m MODEL or --synth PRESET");
+  }
+  struct RemoveOnExit {
+    std::string path;
+    ~RemoveOnExit() {
+      if (!path.empty()) std::filesystem::remove(path);
+    }
+  } cleanup{synth_path};
+
+  auto model = load_model(o.model);
+  auto sopts = session_options(o.model, *model);
+  sopts.n_ctx = std::max<int64_t>({o.n_prompt, o.n_gen, 1});
+  runtime::Session session(model, sopts);
+  std::mt19937 rng(42);
+  std::vector<int32_t> prompt(o.n_prompt);
+  for (auto& t : prompt) t = static_cast<int32_t>(rng() % session.n_vocab());
+
+  std::vector<TestResult> results;
+  if (o.n_prompt > 0) {
+    TestResult r{"pp" + std::to_string(o.n_prompt), o.n_prompt, 0, {}};
+    time_prompt(session, prompt);  // warm-up
+    for (int i = 0; i < o.reps; ++i) r.seconds.push_back(time_prompt(session, prompt));
+    results.push_back(r);
+  }
+  if (o.n_gen > 0) {
+    TestResult r{"tg" + std::to_string(o.n_gen), 0, o.n_gen, {}};
+    time_generation(session, std::min(o.n_gen, 16), 1);  // warm-up
+    for (int i = 0; i < o.reps; ++i) r.seconds.push_back(time_generation(session, o.n_gen, 1));
+    results.push_back(r);
+  }
+
+  const std::string label = model_label(*model);
+  uint64_t n_params = 0;
+  for (const auto& t : model->file().tensors()) n_params += t.n_elements;
+  const uint64_t per_token = bytes_per_token(session);
+  if (o.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : results) {
+      std::vector<double> ns, ts;
+      for (double s : r.seconds) ns.push_back(s * 1e9), ts.push_back((r.n_prompt + r.n_gen) / s);
+      const double avg_ns = std::accumulate(ns.begin(), ns.end(), 0.0) / ns.size();
+      double sd_ns = 0;
+      for (double v : ns) sd_ns += (v - avg_ns) * (v - avg_ns);
+      sd_ns = ns.size() > 1 ? std::sqrt(sd_ns / (ns.size() - 1)) : 0;
+      out.push_back({{"build_commit", "rayo-" RAYO_VERSION},
+                     {"model_filename", o.synth_preset.empty() ? o.model.model : "synth:" + o.synth_preset},
+                     {"model_type", label},
+                     {"model_size", model->weight_bytes()},
+                     {"model_n_params", n_params},
+                     {"n_batch", sopts.n_batch},
+                     {"n_threads", session.n_threads()},
+                     {"type_k", o.model.kv_type},
+                     {"type_v", o.model.kv_type},
+                     {"backend", "CPU"},
+                     {"n_prompt", r.n_prompt},
+                     {"n_gen", r.n_gen},
+                     {"avg_ns", static_cast<uint64_t>(avg_ns)},
+                     {"stddev_ns", static_cast<uint64_t>(sd_ns)},
+                     {"avg_ts", r.mean_ts()},
+                     {"stddev_ts", r.stddev_ts()},
+                     {"samples_ns", ns},
+                     {"samples_ts", ts},
+                     {"bytes_per_token", r.n_gen > 0 ? per_token : 0}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  char params[32];
+  if (n_params >= 1000000000)
+    std::snprintf(params, sizeof params, "%.2f B", n_params / 1e9);
+  else
+    std::snprintf(params, sizeof params, "%.2f M", n_params / 1e6);
+  std::printf("| %-30s | %10s | %8s | %-7s | %7s | %8s | %20s | %12s |\n", "model", "size", "params", "backend",
+              "threads", "test", "t/s", "weights GB/s");
+  std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", std::string(30, '-').c_str(), "---------:", "-------:",
+              "-------", "------:", "-------:", "-------------------:", "-----------:");
+  for (const auto& r : results) {
+    char ts[64], gbs[32] = "";
+    std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.mean_ts(), r.stddev_ts());
+    if (r.n_gen > 0) std::snprintf(gbs, sizeof gbs, "%.2f", per_token * r.mean_ts() / 1e9);
+    std::printf("| %-30s | %10s | %8s | %-7s | %7d | %8s | %20s | %12s |\n", label.c_str(),
+                format_bytes(model->weight_bytes()).c_str(), params, "CPU", session.n_threads(),
+                r.name.c_str(), ts, gbs);
+  }
+  std::printf("\nweights read per generated token: %s (tg t/s x this = the weights GB/s column; compare with the "
+              "machine's memory bandwidth for the roofline)\n",
+              format_bytes(per_token).c_str());
+}
+
+void setup(CLI::App& root) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* cmd = root.add_subcommand("bench", "Measure prompt processing and generation speed (like llama-bench)");
+  add_model_options(cmd, o->model, false);
+  cmd->add_option("--synth", o->synth_preset, "benchmark a synthetic model with a real model's shapes (see rayo synth)");
+  cmd->add_option("--type", o->synth_type, "weight type of the synthetic model")->capture_default_str();
+  cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens (0: skip the pp test)")->capture_default_str();
+  cmd->add_option("-n,--n-gen", o->n_gen, "generated tokens (0: skip the tg test)")->capture_default_str();
+  cmd->add_option("-r,--repetitions", o->reps, "repetitions of each test")->capture_default_str();
+  cmd->add_flag("--json", o->json, "print JSON with llama-bench's field names");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace
+
+RAYO_COMMAND(bench, 20, setup);
+
+}  // namespace rayo::cli

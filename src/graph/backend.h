@@ -1,0 +1,65 @@
+#pragma once
+// The interface between the graph executor and a compute backend (cpu, cuda).
+// A backend owns the prepared weights, the activation arena of each graph it
+// runs, and the KV cache; the executor tells it which node to run.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/passes.h"
+
+namespace rayo::graph {
+
+// What changes from one step to the next: the tokens and where they go.
+//
+// The KV cache is paged: a pool of blocks of `block_size` positions. A step may
+// hold tokens of several sequences (continuous batching); token t belongs to
+// sequence seq[t], and position p of sequence s lives in cache block
+// block_table[s * max_blocks_per_seq + p / block_size], row p % block_size.
+// Attention of a token at position p reads positions 0..p of its own sequence.
+struct StepInputs {
+  std::span<const int32_t> tokens;       // n_tokens ids
+  std::span<const int32_t> positions;    // n_tokens positions in their sequences
+  std::span<const int32_t> output_rows;  // which token rows get logits (ascending)
+  std::span<const int32_t> seq;          // n_tokens sequence indices into the block table
+  std::span<const int32_t> block_table;  // n_seqs x max_blocks_per_seq block ids
+  int32_t max_blocks_per_seq = 0;
+};
+
+enum class KvType { F16, F32 };
+
+struct KvCacheConfig {
+  int n_layers = 0;
+  int64_t kv_width = 0;        // n_head_kv * head_dim
+  int64_t block_size = 16;     // positions per block
+  int64_t n_blocks = 0;        // blocks in the pool
+  int64_t max_seq_len = 0;     // longest sequence (sizes attention scratch)
+  KvType type = KvType::F16;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  // Passes this backend wants before it runs a graph (fusions it has kernels for).
+  virtual std::vector<std::unique_ptr<Pass>> passes() const { return {}; }
+
+  // Allocates the KV cache (once per session).
+  virtual void init_kv_cache(const KvCacheConfig& config) = 0;
+  // Prepares a planned graph (its weights, its arena). Called once per graph.
+  virtual void prepare(const Graph& graph) = 0;
+
+  // One step: begin, run every node in order, end.
+  virtual void begin_step(const Graph& graph, const StepInputs& inputs) = 0;
+  virtual void run(const Graph& graph, const Node& node) = 0;
+  virtual void end_step(const Graph& graph) = 0;
+
+  // The logits of the last step: output_rows.size() rows of n_vocab floats.
+  virtual std::span<const float> output(const Graph& graph) = 0;
+};
+
+}  // namespace rayo::graph

@@ -1,0 +1,62 @@
+#include "graph/graph.h"
+
+#include <map>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/strings.h"
+
+namespace rayo::graph {
+
+std::string_view op_name(Op op) {
+  switch (op) {
+    case Op::Embed: return "embed";
+    case Op::RmsNorm: return "rms_norm";
+    case Op::MatMul: return "matmul";
+    case Op::AddBias: return "add_bias";
+    case Op::Add: return "add";
+    case Op::SwiGLU: return "swiglu";
+    case Op::Rope: return "rope";
+    case Op::KvStore: return "kv_store";
+    case Op::Attention: return "attention";
+    case Op::SelectRows: return "select_rows";
+  }
+  return "?";
+}
+
+int Graph::add_weight(const Weight& w) {
+  weights_.push_back(w);
+  return static_cast<int>(weights_.size()) - 1;
+}
+
+int Graph::add_value(int64_t cols, RowSpace rows, std::string name) {
+  RAYO_CHECK(cols > 0, "value ", name, " has no columns");
+  values_.push_back(Value{cols, rows, std::move(name), 0});
+  return static_cast<int>(values_.size()) - 1;
+}
+
+int Graph::add_node(const Node& node) {
+  nodes_.push_back(node);
+  return static_cast<int>(nodes_.size()) - 1;
+}
+
+int64_t Graph::max_rows(const Value& v) const {
+  return v.rows == RowSpace::Tokens ? config_.max_tokens : config_.max_outputs;
+}
+
+std::string Graph::describe() const {
+  std::ostringstream out;
+  std::map<std::string_view, int> op_counts;
+  for (const auto& n : nodes_) ++op_counts[op_name(n.op)];
+  size_t unplanned = 0;
+  for (const auto& v : values_) unplanned += value_bytes(v);
+  out << "graph: " << nodes_.size() << " nodes per step, up to " << config_.max_tokens << " tokens and "
+      << config_.max_outputs << " output rows a step\n";
+  out << "  ops:";
+  for (const auto& [name, count] : op_counts) out << " " << name << "=" << count;
+  out << "\n  buffers: " << values_.size() << " activation values, " << format_bytes(unplanned)
+      << " unshared, planned into a " << format_bytes(arena_bytes_) << " arena\n";
+  return out.str();
+}
+
+}  // namespace rayo::graph

@@ -1,0 +1,115 @@
+// Model parity with llama.cpp (shared/reference): teacher-forced logits on the
+// recorded tokens, and greedy continuations, for every shared model.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "support/paths.h"
+#include "support/reference.h"
+
+namespace rayo {
+namespace {
+
+double log_sum_exp(std::span<const float> logits) {
+  const double m = *std::max_element(logits.begin(), logits.end());
+  double s = 0;
+  for (float l : logits) s += std::exp(l - m);
+  return m + std::log(s);
+}
+
+runtime::SessionOptions options_for(const test::ReferenceCase& c) {
+  runtime::SessionOptions opts;
+  opts.n_ctx = static_cast<int64_t>(c.tokens.size() + c.greedy.size() + 8);
+  opts.n_threads = 2;
+  return opts;
+}
+
+class ModelParity : public ::testing::TestWithParam<std::string> {};
+
+// Runs every case teacher-forced and checks lse, the recorded top logits, and
+// the argmax wherever llama.cpp's own top-1/top-2 margin exceeds the tolerance.
+TEST_P(ModelParity, TeacherForcedLogits) {
+  RAYO_REQUIRE_SHARED();
+  const std::string name = GetParam();
+  const auto ref = test::load_reference(test::shared_path("reference/" + name + ".json").string());
+  const double tol = test::logit_tolerance(name);
+  auto model = runtime::Model::load(test::shared_path("models/" + ref.model).string());
+  double max_diff = 0, sum_diff = 0;
+  size_t n_diff = 0;
+  for (const auto& c : ref.cases) {
+    runtime::Session session(model, options_for(c));
+    const auto logits = session.eval_all(c.tokens);
+    const int64_t n_vocab = session.n_vocab();
+    ASSERT_EQ(n_vocab, ref.n_vocab);
+    ASSERT_EQ(c.prompt_logits.size(), c.tokens.size());
+    for (size_t t = 0; t < c.tokens.size(); ++t) {
+      std::span<const float> row(logits.data() + t * n_vocab, n_vocab);
+      const auto& expected = c.prompt_logits[t];
+      const double lse_diff = std::abs(log_sum_exp(row) - expected.lse);
+      EXPECT_LE(lse_diff, tol) << name << " '" << c.prompt << "' position " << t << ": lse";
+      max_diff = std::max(max_diff, lse_diff);
+      sum_diff += lse_diff;
+      ++n_diff;
+      for (const auto& [token, value] : expected.top) {
+        const double d = std::abs(row[token] - value);
+        max_diff = std::max(max_diff, d);
+        sum_diff += d;
+        ++n_diff;
+        EXPECT_LE(d, tol) << name << " '" << c.prompt << "' position " << t << " token " << token;
+      }
+      if (expected.top.size() >= 2 && expected.top[0].second - expected.top[1].second > tol)
+        EXPECT_EQ(runtime::argmax(row), expected.top[0].first) << name << " position " << t << ": argmax";
+    }
+  }
+  std::printf("[ parity   ] %-24s max |diff| %.4f  mean |diff| %.4f over %zu logits (tolerance %.2f)\n", name.c_str(),
+              max_diff, sum_diff / std::max<size_t>(n_diff, 1), n_diff, tol);
+}
+
+// Greedy decoding must follow llama.cpp's continuation up to the first step where
+// llama.cpp's own top-1/top-2 margin is below the tolerance (there the two may
+// legitimately part).
+TEST_P(ModelParity, GreedyContinuation) {
+  RAYO_REQUIRE_SHARED();
+  const std::string name = GetParam();
+  const auto ref = test::load_reference(test::shared_path("reference/" + name + ".json").string());
+  const double tol = test::logit_tolerance(name);
+  auto model = runtime::Model::load(test::shared_path("models/" + ref.model).string());
+  for (const auto& c : ref.cases) {
+    runtime::Session session(model, options_for(c));
+    auto logits = session.eval(c.tokens);
+    // Margin of the decision before greedy step i: the last prompt position for
+    // i = 0, else the logits recorded after greedy token i-1.
+    auto margin_before = [&](size_t i) {
+      const auto& l = i == 0 ? c.prompt_logits.back() : c.greedy_logits[i - 1];
+      return l.top.size() >= 2 ? l.top[0].second - l.top[1].second : 1e9;
+    };
+    size_t matched = 0, checked = 0;
+    for (size_t i = 0; i < c.greedy.size(); ++i) {
+      if (margin_before(i) <= tol) break;
+      ++checked;
+      const int32_t token = runtime::argmax(logits);
+      EXPECT_EQ(token, c.greedy[i]) << name << " '" << c.prompt << "' greedy step " << i;
+      if (token != c.greedy[i]) break;
+      ++matched;
+      if (i + 1 < c.greedy.size()) logits = session.eval(std::span<const int32_t>(&c.greedy[i], 1));
+    }
+    std::printf("[ greedy   ] %-24s case '%.20s': %zu of %zu identical (%zu before the first near-tie)\n",
+                name.c_str(), c.prompt.c_str(), matched, c.greedy.size(), checked);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedModels, ModelParity, ::testing::ValuesIn(test::reference_model_names()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (auto& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace rayo

@@ -1,0 +1,100 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/error.h"
+#include "runtime/session.h"
+#include "support/paths.h"
+
+namespace rayo::runtime {
+namespace {
+
+std::shared_ptr<const Model> stories() {
+  return Model::load(test::shared_path("models/stories260K.gguf").string());
+}
+
+SessionOptions small(int64_t n_ctx, int64_t n_batch = 512) {
+  SessionOptions o;
+  o.n_ctx = n_ctx;
+  o.n_batch = n_batch;
+  o.n_threads = 2;
+  return o;
+}
+
+TEST(Session, DecodeStepDispatchesOneNodePerOpOfTheGraph) {
+  RAYO_REQUIRE_SHARED();
+  auto model = stories();
+  Session s(model, small(32));
+  const std::vector<int32_t> prompt = {1, 403, 407};
+  s.eval(prompt);
+  const auto& ex = s.decode_executor();
+  const uint64_t before = ex.dispatches();
+  const int32_t next = 261;
+  s.eval(std::span<const int32_t>(&next, 1));
+  // Llama: embed; per layer norm, q, k, v, 2 rope, kv store, attention, out, add,
+  // norm, gate, up, swiglu, down, add (16); then select rows, norm, output.
+  const uint64_t expected = 1 + 16 * model->spec().n_layers + 3;
+  EXPECT_EQ(ex.graph().nodes().size(), expected);
+  EXPECT_EQ(ex.dispatches() - before, expected);
+}
+
+TEST(Session, BatchedPrefillMatchesOneTokenAtATime) {
+  RAYO_REQUIRE_SHARED();
+  auto model = stories();
+  const std::vector<int32_t> tokens = {1, 403, 407, 261, 378, 300, 410, 286, 317, 274};
+  Session batched(model, small(64, 4));  // 10 tokens in steps of 4, 4 and 2
+  auto all = batched.eval_all(tokens);
+  Session single(model, small(64, 1));
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    auto logits = single.eval(std::span<const int32_t>(&tokens[t], 1));
+    for (int64_t v = 0; v < single.n_vocab(); ++v)
+      ASSERT_NEAR(logits[v], all[t * single.n_vocab() + v], 1e-3) << "token " << t << " vocab " << v;
+  }
+}
+
+TEST(Session, RefusesSequencesLongerThanTheContext) {
+  RAYO_REQUIRE_SHARED();
+  Session s(stories(), small(4));
+  const std::vector<int32_t> five = {1, 2, 3, 4, 5};
+  try {
+    s.eval(five);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("longer than the context of 4"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(s.n_past(), 0) << "a refused eval must not advance the sequence";
+}
+
+TEST(Session, RewindReplaysIdentically) {
+  RAYO_REQUIRE_SHARED();
+  Session s(stories(), small(32));
+  const std::vector<int32_t> prompt = {1, 403, 407, 261};
+  const int32_t next = 378;
+  s.eval(prompt);
+  auto l1 = s.eval(std::span<const int32_t>(&next, 1));
+  const std::vector<float> first(l1.begin(), l1.end());
+  EXPECT_EQ(s.n_past(), 5);
+  s.rewind(4);
+  auto l2 = s.eval(std::span<const int32_t>(&next, 1));
+  const std::vector<float> second(l2.begin(), l2.end());
+  EXPECT_EQ(first, second);
+  EXPECT_THROW(s.rewind(6), Error);
+}
+
+TEST(Session, RejectsBadOptionsAndTokens) {
+  RAYO_REQUIRE_SHARED();
+  auto model = stories();
+  SessionOptions o = small(16);
+  o.n_threads = 100000;
+  EXPECT_THROW(Session(model, o), Error);
+  o = small(16);
+  o.n_batch = 0;
+  EXPECT_THROW(Session(model, o), Error);
+  Session s(model, small(16));
+  const std::vector<int32_t> bad = {1, 100000};
+  EXPECT_THROW(s.eval(bad), Error);
+  EXPECT_THROW(s.eval({}), Error);
+}
+
+}  // namespace
+}  // namespace rayo::runtime
