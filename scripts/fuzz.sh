@@ -3,7 +3,8 @@
 # Configures a clang build in build-fuzz, writes a seed corpus from the shared
 # models (when ../shared or $RAYO_SHARED is there) and runs libFuzzer. Exits
 # non-zero on any finding (crash, sanitizer report, leak, timeout, out of memory);
-# the reproducer is left in build-fuzz/artifacts/.
+# the reproducer is left in fuzz-corpus/ (crash-*, leak-*, timeout-*), next to the
+# corpus the runs grow (fuzz-corpus/corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -22,9 +23,9 @@ cmake --build "$build" -j"$(nproc)" --target gguf_reader_fuzz gguf_fuzz_seeds
 
 shared=${RAYO_SHARED:-../shared}
 seeds="$build/seeds"
-corpus="$build/corpus"
+corpus=fuzz-corpus/corpus
 rm -rf "$seeds"
-mkdir -p "$corpus" "$build/artifacts"
+mkdir -p "$corpus"
 models=()
 if [ -d "$shared" ]; then
   for f in "$shared"/models/*.gguf "$shared"/vocab/*.gguf; do
@@ -37,4 +38,4 @@ echo "fuzzing the GGUF reader for ${seconds}s ($(ls "$seeds" | wc -l) seeds)"
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   "$build/fuzz/gguf_reader_fuzz" "$corpus" "$seeds" \
   -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-  -artifact_prefix="$build/artifacts/" -print_final_stats=1
+  -artifact_prefix=fuzz-corpus/ -print_final_stats=1

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <unordered_map>
 
 #include "common/error.h"
@@ -80,6 +81,45 @@ std::string quoted(std::string_view s) {
 
 // ---------------------------------------------------------------- Value
 
+// Decodes values from bytes already validated by the parser.
+struct ValueDecoder {
+  // A scalar from its little-endian bytes.
+  static void scalar(Value& v, ValueType t, const uint8_t* p);
+  // One array element (scalar or string) at p; returns where the next one starts.
+  static const uint8_t* element(Value& out, ValueType t, const uint8_t* p);
+};
+
+struct Value::LazyItems {
+  LazyItems(const uint8_t* b, uint64_t n, ValueType e) : begin(b), count(n), element_type(e) {}
+  const uint8_t* begin;  // first element, inside the file image (validated at open)
+  uint64_t count;
+  ValueType element_type;
+  std::once_flag decoded;
+  std::vector<Value> items;
+};
+
+size_t Value::size() const { return lazy_ ? static_cast<size_t>(lazy_->count) : items_.size(); }
+
+const std::vector<Value>& Value::items() const {
+  if (!lazy_) return items_;
+  LazyItems& lazy = *lazy_;
+  std::call_once(lazy.decoded, [&lazy] {
+    lazy.items.resize(lazy.count);
+    const uint8_t* p = lazy.begin;
+    for (auto& item : lazy.items) p = ValueDecoder::element(item, lazy.element_type, p);
+  });
+  return lazy.items;
+}
+
+std::vector<Value> Value::first_items(size_t n) const {
+  n = std::min(n, size());
+  if (!lazy_) return std::vector<Value>(items_.begin(), items_.begin() + static_cast<ptrdiff_t>(n));
+  std::vector<Value> out(n);
+  const uint8_t* p = lazy_->begin;
+  for (auto& item : out) p = ValueDecoder::element(item, lazy_->element_type, p);
+  return out;
+}
+
 bool Value::is_integer() const { return is_unsigned_type(type_) || is_signed_type(type_); }
 bool Value::is_float() const { return type_ == ValueType::F32 || type_ == ValueType::F64; }
 
@@ -129,20 +169,54 @@ std::string Value::summary(size_t max_items) const {
     case ValueType::F32:
     case ValueType::F64: return cat(scalar_.f);
     case ValueType::ARRAY: {
-      std::string out = cat("[", value_type_name(element_type_), "; ", items_.size(), "]");
-      if (items_.empty() || max_items == 0) return out;
+      std::string out = cat("[", value_type_name(element_type_), "; ", size(), "]");
+      if (size() == 0 || max_items == 0) return out;
       out += " [";
-      const size_t shown = std::min(max_items, items_.size());
-      for (size_t i = 0; i < shown; ++i) {
+      const std::vector<Value> shown = first_items(max_items);
+      for (size_t i = 0; i < shown.size(); ++i) {
         if (i) out += ", ";
-        out += items_[i].type_ == ValueType::ARRAY ? items_[i].summary(0) : items_[i].summary();
+        out += shown[i].type_ == ValueType::ARRAY ? shown[i].summary(0) : shown[i].summary();
       }
-      if (shown < items_.size()) out += ", ...";
+      if (shown.size() < size()) out += ", ...";
       return out + "]";
     }
     default:
       return is_unsigned_type(type_) ? cat(scalar_.u) : cat(scalar_.i);
   }
+}
+
+void ValueDecoder::scalar(Value& v, ValueType t, const uint8_t* p) {
+  auto load = [p](auto x) {
+    std::memcpy(&x, p, sizeof x);  // GGUF is little-endian, like the hosts we run on
+    return x;
+  };
+  v.type_ = t;
+  switch (t) {
+    case ValueType::U8: v.scalar_.u = load(uint8_t{}); break;
+    case ValueType::I8: v.scalar_.i = load(int8_t{}); break;
+    case ValueType::U16: v.scalar_.u = load(uint16_t{}); break;
+    case ValueType::I16: v.scalar_.i = load(int16_t{}); break;
+    case ValueType::U32: v.scalar_.u = load(uint32_t{}); break;
+    case ValueType::I32: v.scalar_.i = load(int32_t{}); break;
+    case ValueType::U64: v.scalar_.u = load(uint64_t{}); break;
+    case ValueType::I64: v.scalar_.i = load(int64_t{}); break;
+    case ValueType::F32: v.scalar_.f = load(float{}); break;
+    case ValueType::F64: v.scalar_.f = load(double{}); break;
+    case ValueType::BOOL: v.scalar_.u = load(uint8_t{}); break;
+    default: RAYO_CHECK(false, "not a scalar type");
+  }
+}
+
+const uint8_t* ValueDecoder::element(Value& out, ValueType t, const uint8_t* p) {
+  if (t == ValueType::STRING) {
+    uint64_t len;
+    std::memcpy(&len, p, 8);
+    out.type_ = ValueType::STRING;
+    out.string_ = std::string_view(reinterpret_cast<const char*>(p + 8), len);
+    return p + 8 + len;
+  }
+  scalar(out, t, p);
+  return p + scalar_size(t);
 }
 
 // ---------------------------------------------------------------- Parser
@@ -263,8 +337,25 @@ class Parser {
         if (count > remaining() / min_encoded_size(v.element_type_))
           error(count_at, "array of ", count, " ", value_type_name(v.element_type_), " values in ", what,
                 " runs past the end of the file (", remaining(), " bytes left)");
-        v.items_.resize(count);
-        for (auto& item : v.items_) read_value(item, v.element_type_, depth + 1, what);
+        if (v.element_type_ == ValueType::ARRAY) {
+          v.items_.resize(count);
+          for (auto& item : v.items_) read_value(item, v.element_type_, depth + 1, what);
+          break;
+        }
+        // Scalars and strings: validate now, decode on first use.
+        const uint8_t* begin = bytes_.data() + pos_;
+        if (v.element_type_ == ValueType::STRING) {
+          for (uint64_t i = 0; i < count; ++i) (void)read_string(what);
+        } else if (v.element_type_ == ValueType::BOOL) {
+          for (uint64_t i = 0; i < count; ++i) {
+            const uint64_t at = pos_;
+            const uint8_t b = read<uint8_t>(what);
+            if (b > 1) error(at, "bool ", unsigned(b), " in ", what, " is neither 0 nor 1");
+          }
+        } else {
+          pos_ += count * scalar_size(v.element_type_);  // within the file: count was checked above
+        }
+        v.lazy_ = std::make_shared<Value::LazyItems>(begin, count, v.element_type_);
         break;
       }
     }

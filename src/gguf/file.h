@@ -49,11 +49,14 @@ class Value {
   bool as_bool() const;
   std::string_view as_string() const;
 
-  // Arrays.
+  // Arrays. Arrays of scalars and strings (vocabularies, scores, merges) are
+  // validated when the file is opened but their elements are only decoded on the
+  // first call to items() or at(), so opening a file costs no per-token
+  // allocation. Decoding is thread-safe.
   ValueType element_type() const { return element_type_; }
-  size_t size() const { return items_.size(); }
-  const Value& at(size_t i) const { return items_.at(i); }
-  const std::vector<Value>& items() const { return items_; }
+  size_t size() const;
+  const Value& at(size_t i) const { return items().at(i); }
+  const std::vector<Value>& items() const;
 
   // One-line summary for `rayo inspect`: `5`, `"llama"`, `[string; 32000]`, ...
   std::string summary(size_t max_items = 8) const;
@@ -63,6 +66,7 @@ class Value {
 
  private:
   friend class Parser;
+  friend struct ValueDecoder;
   ValueType type_ = ValueType::U8;
   ValueType element_type_ = ValueType::U8;
   union {
@@ -71,7 +75,10 @@ class Value {
     double f;
   } scalar_{0};
   std::string_view string_;
-  std::vector<Value> items_;
+  std::vector<Value> items_;  // arrays of arrays, decoded when the file is opened
+  struct LazyItems;           // arrays of scalars or strings, decoded on first use
+  std::shared_ptr<LazyItems> lazy_;
+  std::vector<Value> first_items(size_t n) const;  // without decoding the rest
 };
 
 struct MetadataEntry {

@@ -1,11 +1,32 @@
 #include "tokenizer/chat_template.h"
 
+#include <utility>
+#include <vector>
+
 #include "common/error.h"
 
 namespace rayo::tokenizer {
 
+// Fails when a JSON value nests deeper than templates may see. Iterative, so
+// that checking a hostile document cannot itself exhaust the stack (copying
+// and converting it, which recurse, happen only after this check).
+static void check_nesting(const nlohmann::ordered_json& root, const char* what) {
+  std::vector<std::pair<const nlohmann::ordered_json*, uint32_t>> pending{{&root, 0}};
+  while (!pending.empty()) {
+    auto [j, depth] = pending.back();
+    pending.pop_back();
+    if (depth > jinja::kMaxValueDepth) fail(what, " nested more than ", jinja::kMaxValueDepth, " levels deep");
+    if (j->is_structured())
+      for (const auto& child : *j) pending.emplace_back(&child, depth + 1);
+  }
+}
+
 std::string apply_chat_template(std::string_view template_source, const nlohmann::ordered_json& messages,
                                 const ChatTemplateOptions& options) {
+  check_nesting(messages, "messages");
+  if (options.tools) check_nesting(*options.tools, "tools");
+  if (options.documents) check_nesting(*options.documents, "documents");
+  check_nesting(options.extra_context, "template variables");
   if (!messages.is_array()) fail("messages must be a JSON list of {\"role\": ..., \"content\": ...} objects");
   for (size_t i = 0; i < messages.size(); ++i)
     if (!messages[i].is_object()) fail("message ", i, " is not a JSON object");

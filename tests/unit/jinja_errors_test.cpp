@@ -84,6 +84,15 @@ TEST(JinjaLimits, RunawayRecursionIsStopped) {
   expect_error("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "macro calls nested more than");
 }
 
+TEST(JinjaLimits, DeepNestingInsideRecursionIsStopped) {
+  // Each call nests 100 ifs; 64 calls would be 6400 levels of evaluation.
+  std::string body;
+  for (int i = 0; i < 100; ++i) body += "{% if true %}";
+  body += "{{ f(n + 1) }}";
+  for (int i = 0; i < 100; ++i) body += "{% endif %}";
+  expect_error("{% macro f(n) %}" + body + "{% endmacro %}{{ f(0) }}", "nested more than");
+}
+
 TEST(JinjaLimits, RunawayLoopsAreStopped) {
   RenderOptions options;
   options.limits.max_steps = 10000;
@@ -98,6 +107,7 @@ TEST(JinjaLimits, RunawayLoopsAreStopped) {
 TEST(JinjaLimits, ExplodingStringsAreStopped) {
   expect_error("{{ 'x' * 1000000000000 }}", "too large");
   expect_error("{{ [1] * 1000000000000 }}", "too large");
+  EXPECT_EQ(render("{{ [1, 2, 3][1::9223372036854775807] }} {{ 'abc'[::-9223372036854775807] }}"), "[2] c");
   expect_error("{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
                "longer than");
   expect_error("{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",

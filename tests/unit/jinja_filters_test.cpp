@@ -71,6 +71,11 @@ TEST(JinjaFilters, ToJsonMatchesPythonJsonDumps) {
   EXPECT_NE(render_error("{{ nothing|tojson }}").find("not JSON serializable"), std::string::npos);
 }
 
+TEST(JinjaFilters, PrintfStyleFormatting) {
+  EXPECT_EQ(render("{{ \"%05.1f|%-4s|%3d|%x\" % (3.14159, \"ab\", 7, 255) }}"), "003.1|ab  |  7|ff");
+  EXPECT_EQ(render("{{ \"%s=%s\"|format(\"a\", 1) }} {{ \"%-5d|%05d|%.2s\" % (-3, -42, \"xyz\") }}"), "a=1 -3   |-0042|xy");
+}
+
 TEST(JinjaFilters, UnknownFilterIsAnError) {
   EXPECT_NE(render_error("{{ 'x'|frobnicate }}").find("no filter named 'frobnicate'"), std::string::npos);
   EXPECT_NE(render_error("{{ 'x' is frobnicated }}").find("no test named 'frobnicated'"), std::string::npos);

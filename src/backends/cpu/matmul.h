@@ -22,13 +22,16 @@
 //   std::vector<std::byte> ws(matmul_workspace_bytes(w, max_tokens, pool.size()));
 //   matmul(pool, w, x, n_tokens, y, ws.data());                   // every step
 //
-// prepare_weight may repack Q4_K, Q6_K and Q8_0 weights into an interleaved
-// layout for the SIMD kernels (see kernels_packed.h). The packed copy has the
-// same size as the original (+3% for Q4_K); it is the only copy the fast kernels
-// read, so after preparing every weight the caller may drop the file's pages
-// (madvise(MADV_DONTNEED) on the mapping) to keep resident memory at about one
-// copy of the weights. `data` must nonetheless stay mapped: the scalar kernels
-// and formats without a packed layout read it.
+// prepare_weight repacks Q4_K, Q6_K and Q8_0 weights into a row-interleaved
+// layout when the AVX-512 VNNI kernels are active (see kernels_packed.cpp).
+// Memory: the packed copy has the size of the original (+2.8% for Q4_K, +1%
+// for Q6_K) and is the only copy those kernels read. During loading both
+// copies are touched; afterwards the original's file pages are no longer
+// used, so the caller may drop them (madvise(MADV_DONTNEED) on a private file
+// mapping, or simply let the page cache reclaim them) to keep resident memory
+// at about one copy of the weights. `data` must stay mapped regardless: other
+// instruction sets and formats without a packed layout read it, and reading it
+// again after MADV_DONTNEED just faults the pages back in from the file.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -55,6 +55,7 @@ std::string str_of(const Value& v) { return to_python_str(v); }
 
 Value do_indent(const Value& subject, const CallArgs& args) {
   const Value width = argument_or(args, 0, "width", Value::integer(4));
+  if (!width.is_string() && !width.is_int() && !width.is_bool()) fail("indent width must be an integer or a string");
   std::string indentation = width.is_string() ? width.as_string() : std::string(static_cast<size_t>(std::clamp<int64_t>(width.as_int(), 0, 4096)), ' ');
   bool first = bool_argument(args, 1, "first", false);
   bool blank = bool_argument(args, 2, "blank", false);
@@ -384,6 +385,10 @@ Value apply_filter(Interpreter& interpreter, const std::string& name, const Valu
       in_word = word_char;
     }
     return Value::integer(words);
+  }
+  if (name == "format") {  // "%s - %s"|format(a, b) is "%s - %s" % (a, b)
+    if (!v.is_string()) fail("format filter needs a format string, not ", v.type_name());
+    return binary_operation("%", v, Value::tuple(args.positional), kMaxBuiltBytes);
   }
   if (name == "center") {
     std::string s = str_of(v);

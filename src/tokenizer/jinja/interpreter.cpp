@@ -21,12 +21,26 @@ struct LocatedError : Error {
 };
 }  // namespace
 
+// Counts how deeply statements and expressions are being evaluated, across
+// macro calls, so that no template can recurse the evaluator off the stack.
+struct Interpreter::DepthGuard {
+  Interpreter& in;
+  explicit DepthGuard(Interpreter& interpreter) : in(interpreter) {
+    if (++in.eval_depth_ > in.limits_.max_eval_depth) {
+      --in.eval_depth_;
+      fail("template evaluation nested more than ", in.limits_.max_eval_depth, " levels deep");
+    }
+  }
+  ~DepthGuard() { --in.eval_depth_; }
+};
+
 std::string Interpreter::render(const Body& body, std::shared_ptr<Scope> globals) {
   std::string out;
   out_ = &out;
   steps_ = 0;
   bytes_built_ = 0;
   call_depth_ = 0;
+  eval_depth_ = 0;
   line_ = 1;
   try {
     exec_body(body, globals);
@@ -81,6 +95,7 @@ Interpreter::Flow Interpreter::exec_body(const Body& body, const std::shared_ptr
 }
 
 Interpreter::Flow Interpreter::exec(const Stmt& s, const std::shared_ptr<Scope>& scope) {
+  DepthGuard guard(*this);
   line_ = s.line;
   switch (s.kind) {
     case StmtKind::Text:
@@ -369,6 +384,7 @@ Value Interpreter::eval_compare(const Expr& e, const std::shared_ptr<Scope>& sco
 }
 
 Value Interpreter::eval(const Expr& e, const std::shared_ptr<Scope>& scope) {
+  DepthGuard guard(*this);
   switch (e.kind) {
     case ExprKind::Literal:
       return e.value;

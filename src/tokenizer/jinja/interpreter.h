@@ -17,6 +17,7 @@ struct RenderLimits {
   uint64_t max_steps = 10'000'000;         // loop iterations, macro calls and items built
   uint64_t max_bytes_built = 1ull << 30;   // total bytes of strings produced while rendering
   int max_call_depth = 64;                 // nested macro calls
+  int max_eval_depth = 1000;               // nested statements + expressions, across calls (bounds stack use)
 };
 
 // A frame of variables. Loops and macro calls push one; `if` does not, so an
@@ -52,12 +53,14 @@ class Interpreter {
 
  private:
   enum class Flow { Normal, Break, Continue };
+  struct DepthGuard;
 
   RenderLimits limits_;
   std::string* out_ = nullptr;
   uint64_t steps_ = 0;
   uint64_t bytes_built_ = 0;
   int call_depth_ = 0;
+  int eval_depth_ = 0;
   int line_ = 0;  // of the statement or expression being evaluated, for errors
 
   Flow exec_body(const Body& body, const std::shared_ptr<Scope>& scope);

@@ -70,23 +70,30 @@ static Value repeat(const Value& seq, int64_t times, size_t max_items) {
   return seq.as_list().is_tuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
 }
 
-// Python's printf-style "text %s" % args, for the conversions templates use:
-// %s %r %d %i %f %% (with an optional precision for %f).
+// Python's printf-style "text %s" % args for the conversions templates use:
+// %s %r %d %i %f %x %%, with the flags '-' and '0', a width and a precision.
 static Value percent_format(const std::string& format, const Value& args, size_t max_bytes) {
   std::vector<Value> values = args.is_list() && args.as_list().is_tuple ? args.items() : std::vector<Value>{args};
   size_t next = 0;
   std::string out;
+  auto read_number = [&](size_t& j) {
+    int n = 0;
+    for (; j < format.size() && format[j] >= '0' && format[j] <= '9'; ++j) n = std::min(n * 10 + (format[j] - '0'), 4096);
+    return n;
+  };
   for (size_t i = 0; i < format.size(); ++i) {
     if (format[i] != '%') {
       out.push_back(format[i]);
       continue;
     }
     size_t j = i + 1;
+    bool left = false, zero = false;
+    for (; j < format.size() && (format[j] == '-' || format[j] == '0'); ++j) (format[j] == '-' ? left : zero) = true;
+    int width = read_number(j);
     int precision = -1;
     if (j < format.size() && format[j] == '.') {
-      precision = 0;
-      for (++j; j < format.size() && format[j] >= '0' && format[j] <= '9'; ++j)
-        precision = std::min(precision * 10 + (format[j] - '0'), 100);
+      ++j;
+      precision = read_number(j);
     }
     if (j >= format.size()) fail("incomplete format");
     char conversion = format[j];
@@ -97,24 +104,45 @@ static Value percent_format(const std::string& format, const Value& args, size_t
     }
     if (next >= values.size()) fail("not enough arguments for format string");
     const Value& v = values[next++];
+    std::string field;
+    bool numeric = false;
     switch (conversion) {
-      case 's': out += to_python_str(v); break;
-      case 'r': out += to_python_repr(v); break;
+      case 's':
+        field = to_python_str(v);
+        if (precision >= 0 && static_cast<size_t>(precision) < field.size()) field.resize(static_cast<size_t>(precision));
+        break;
+      case 'r':
+        field = to_python_repr(v);
+        break;
       case 'd':
       case 'i':
-        if (!v.is_number()) fail("%", conversion, " format: a real number is required, not ", v.type_name());
-        out += std::to_string(v.is_float() ? static_cast<int64_t>(v.as_double()) : v.as_int());
-        break;
+      case 'x':
       case 'f': {
-        if (!v.is_number()) fail("%f format: a real number is required, not ", v.type_name());
+        if (!v.is_number()) fail("%", conversion, " format: a real number is required, not ", v.type_name());
         char buf[512];
-        std::snprintf(buf, sizeof buf, "%.*f", precision < 0 ? 6 : precision, v.as_double());
-        out += buf;
+        if (conversion == 'f')
+          std::snprintf(buf, sizeof buf, "%.*f", precision < 0 ? 6 : std::min(precision, 100), v.as_double());
+        else
+          std::snprintf(buf, sizeof buf, conversion == 'x' ? "%llx" : "%lld",
+                        static_cast<long long>(v.is_float() ? static_cast<int64_t>(v.as_double()) : v.as_int()));
+        field = buf;
+        numeric = true;
         break;
       }
       default:
         fail("unsupported format character '", conversion, "'");
     }
+    size_t w = static_cast<size_t>(width);
+    if (field.size() < w) {
+      size_t pad = w - field.size();
+      if (left)
+        field.append(pad, ' ');
+      else if (zero && numeric)
+        field.insert(field[0] == '-' ? 1 : 0, pad, '0');
+      else
+        field.insert(0, pad, ' ');
+    }
+    out += field;
     if (out.size() > max_bytes) fail("string result is too large");
   }
   if (next < values.size()) fail("not all arguments converted during string formatting");
@@ -330,7 +358,8 @@ Value slice(const Value& obj, const Value& start, const Value& stop, const Value
     int64_t b, e, s;
     slice_indices(start, stop, step, items.size(), b, e, s);
     std::vector<Value> out;
-    for (int64_t i = b; s > 0 ? i < e : i > e; i += s) out.push_back(items[static_cast<size_t>(i)]);
+    // 128-bit index: a huge step must not overflow on its way past the end.
+    for (__int128 i = b; s > 0 ? i < e : i > e; i += s) out.push_back(items[static_cast<size_t>(i)]);
     return obj.as_list().is_tuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
   }
   if (obj.is_string()) {
@@ -338,7 +367,7 @@ Value slice(const Value& obj, const Value& start, const Value& stop, const Value
     int64_t b, e, s;
     slice_indices(start, stop, step, cps.size(), b, e, s);
     std::u32string out;
-    for (int64_t i = b; s > 0 ? i < e : i > e; i += s) out.push_back(cps[static_cast<size_t>(i)]);
+    for (__int128 i = b; s > 0 ? i < e : i > e; i += s) out.push_back(cps[static_cast<size_t>(i)]);
     return Value::string(encode_utf8(out));
   }
   fail("'", obj.type_name(), "' object is not subscriptable");
