@@ -152,6 +152,7 @@ void run(BenchOptions o) {
   }
 
   const std::string label = model_label(*model);
+  const std::string backend = session.device() == "cuda" ? "CUDA" : "CPU";
   uint64_t n_params = 0;
   for (const auto& t : model->file().tensors()) n_params += t.n_elements;
   const uint64_t per_token = bytes_per_token(session);
@@ -173,7 +174,7 @@ void run(BenchOptions o) {
                      {"n_threads", session.n_threads()},
                      {"type_k", o.model.kv_type},
                      {"type_v", o.model.kv_type},
-                     {"backend", "CPU"},
+                     {"backend", backend},
                      {"n_prompt", r.n_prompt},
                      {"n_gen", r.n_gen},
                      {"avg_ns", static_cast<uint64_t>(avg_ns)},
@@ -201,7 +202,7 @@ void run(BenchOptions o) {
     std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.mean_ts(), r.stddev_ts());
     if (r.n_gen > 0) std::snprintf(gbs, sizeof gbs, "%.2f", per_token * r.mean_ts() / 1e9);
     std::printf("| %-30s | %10s | %8s | %-7s | %7d | %8s | %20s | %12s |\n", label.c_str(),
-                format_bytes(model->weight_bytes()).c_str(), params, "CPU", session.n_threads(),
+                format_bytes(model->weight_bytes()).c_str(), params, backend.c_str(), session.n_threads(),
                 r.name.c_str(), ts, gbs);
   }
   std::printf("\nweights read per generated token: %s (tg t/s x this = the weights GB/s column; compare with the "

@@ -19,6 +19,8 @@ void add_model_options(CLI::App* app, ModelOptions& o, bool model_required) {
       ->capture_default_str();
   app->add_option("-b,--batch-size", o.batch, "prompt tokens evaluated per step")->capture_default_str();
   app->add_option("--kv-type", o.kv_type, "KV cache element type: f16 or f32")->capture_default_str();
+  app->add_option("--device", o.device, "auto (CUDA when a GPU is usable), cpu or cuda")->capture_default_str();
+  app->add_flag("--no-graph", o.no_graph, "CUDA: launch kernels one by one instead of replaying a CUDA graph");
   app->add_flag("--verbose", o.verbose, "print the compute graph and its buffer plan");
 }
 
@@ -61,6 +63,8 @@ runtime::SessionOptions session_options(const ModelOptions& o, const runtime::Mo
   s.n_batch = o.batch;
   s.n_threads = o.threads;
   s.verbose = o.verbose;
+  s.device = o.device;
+  s.cuda_graphs = !o.no_graph;
   if (o.kv_type == "f16")
     s.kv_type = graph::KvType::F16;
   else if (o.kv_type == "f32")

@@ -17,10 +17,13 @@ struct ModelOptions {
   int64_t ctx = 4096;       // -c (0: the model's training context)
   int64_t batch = 512;      // -b
   std::string kv_type = "f16";
+  std::string device = "auto";
+  bool no_graph = false;
   bool verbose = false;
 };
 
-// -m (required unless model_required is false), -t, -c, -b, --kv-type, --verbose.
+// -m (required unless model_required is false), -t, -c, -b, --kv-type,
+// --device, --no-graph, --verbose.
 void add_model_options(CLI::App* app, ModelOptions& options, bool model_required = true);
 // --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
 // --presence-penalty, --frequency-penalty, --seed.

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cuda/cuda_backend.h"
 #include "common/error.h"
 
 namespace rayo::runtime {
@@ -28,6 +29,26 @@ int default_thread_count() {
   return n > 0 ? n : std::max(1u, std::thread::hardware_concurrency());
 }
 
+namespace {
+std::unique_ptr<graph::Backend> make_backend(const SessionOptions& options, int n_threads) {
+  if (options.device != "auto" && options.device != "cpu" && options.device != "cuda")
+    fail("--device must be auto, cpu or cuda, got '", options.device, "'");
+  if (options.device == "cuda" || (options.device == "auto" && cuda::cuda_available())) {
+    if (options.kv_type != graph::KvType::F16) {
+      if (options.device == "cuda") fail("the CUDA backend keeps its KV cache in f16 (--kv-type f16)");
+    } else {
+      try {
+        return cuda::make_cuda_backend(cuda::CudaOptions{0, options.cuda_graphs, options.verbose, true});
+      } catch (const Error& e) {
+        if (options.device == "cuda" || options.verbose)
+          std::fprintf(stderr, "rayo: %s; running on the CPU\n", e.what());
+      }
+    }
+  }
+  return std::make_unique<cpu::CpuBackend>(n_threads);
+}
+}  // namespace
+
 Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
     : model_(std::move(model)), options_(options) {
   const auto& spec = model_->spec();
@@ -39,7 +60,7 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
     fail("thread count must be between 1 and ", max_threads, " on this machine, got ", options.n_threads);
   n_threads_ = options.n_threads > 0 ? options.n_threads : default_thread_count();
   options_.n_batch = std::min(options.n_batch, n_ctx_);
-  backend_ = std::make_unique<cpu::CpuBackend>(n_threads_);
+  backend_ = make_backend(options, n_threads_);
   graph::KvCacheConfig kv;
   kv.n_layers = static_cast<int>(spec.n_layers);
   kv.kv_width = spec.kv_dim();

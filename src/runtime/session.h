@@ -19,6 +19,10 @@ struct SessionOptions {
   int n_threads = 0;      // 0 = physical cores
   graph::KvType kv_type = graph::KvType::F16;
   bool verbose = false;   // print the graph and buffer plan on stderr
+  // "auto": CUDA when a GPU is usable, else the CPU; "cpu"; "cuda" (falls back
+  // to the CPU with a one-line message when no GPU is usable).
+  std::string device = "auto";
+  bool cuda_graphs = true;  // false: launch CUDA kernels one by one (--no-graph)
 };
 
 class Session {
@@ -30,6 +34,8 @@ class Session {
   int64_t n_ctx() const { return n_ctx_; }
   int64_t n_past() const { return n_past_; }
   int n_threads() const { return n_threads_; }
+  // "cpu" or "cuda": where this session runs.
+  std::string_view device() const { return backend_->name(); }
   int64_t n_vocab() const { return model_->spec().n_vocab; }
 
   // Appends tokens at the end of the sequence (prefill in chunks of n_batch) and

@@ -44,6 +44,18 @@ TEST(CliRun, StopStringEndsGeneration) {
   EXPECT_EQ(j["finish_reason"], "stop");
 }
 
+// --device cuda gives the same answer wherever it runs: on the GPU when one is
+// usable, else on the CPU after one line saying why.
+TEST(CliRun, DeviceCudaFallsBackToTheCpuWithOneLine) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = test::run_command(rayo() + " run -t 2 --temp 0 -n 8 --device cuda -p 'Once upon a time' -m " +
+                                   stories());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(", there was a little girl"), std::string::npos) << r.output;
+  const bool fell_back = r.output.find("running on the CPU") != std::string::npos;
+  if (fell_back) EXPECT_NE(r.output.find("rayo: CUDA unavailable"), std::string::npos) << r.output;
+}
+
 struct BadInput {
   const char* args;
   const char* message;
@@ -67,6 +79,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"-p hi -t -2", "-t must be a positive"},
                       BadInput{"-p hi --top-p 2", "--top-p must be between 0 and 1"},
                       BadInput{"-p hi --kv-type q4", "--kv-type must be f16 or f32"},
+                      BadInput{"-p hi --device gpu", "--device must be auto, cpu or cuda"},
                       BadInput{"-p 'Once upon a time there was a cat' -c 4", "does not fit the context of 4"},
                       BadInput{"-f /nonexistent/prompt.txt", "cannot read the prompt file"}));
 
