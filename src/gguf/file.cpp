@@ -66,7 +66,6 @@ constexpr int kMaxArrayDepth = 8;
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;
 // A metadata entry takes at least: key length, value type, a one-byte value.
 constexpr uint64_t kMinKeyValueBytes = 8 + 4 + 1;
-constexpr uint64_t kHeaderBytes = 4 + 4 + 8 + 8;
 constexpr uint32_t kMaxDims = 4;
 
 }  // namespace

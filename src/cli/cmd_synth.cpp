@@ -1,0 +1,112 @@
+// rayo synth: writes a random-weight model with the shapes of a real one, for
+// benchmarks and loader tests (values do not change speed).
+//
+//   rayo synth --preset llama3-8b --type q4_k_m -o llama3-8b-q4_k_m.gguf
+//   rayo synth --arch qwen3 --dim 512 --layers 4 --type q8_0 -o small.gguf
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "cli/command.h"
+#include "common/error.h"
+#include "models/synth_model.h"
+
+namespace rayo::cli {
+namespace {
+
+struct SynthOptions {
+  std::string arch;
+  std::string preset = "tiny";
+  std::string type = "q4_k_m";
+  std::string output;
+  uint64_t seed = 42;
+  std::optional<uint32_t> dim, layers, heads, kv_heads, ffn, vocab, ctx, head_dim;
+};
+
+// A progress bar on a terminal; on a pipe or log, a line every 10%.
+class Progress {
+ public:
+  Progress() : tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
+  void update(uint64_t done, uint64_t total) {
+    if (total < (uint64_t{64} << 20)) return;  // small files finish before progress matters
+    const int percent = total ? static_cast<int>(done * 100 / total) : 100;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double mbps = seconds > 0 ? static_cast<double>(done) / 1e6 / seconds : 0.0;
+    if (tty_) {
+      if (percent == last_ && done != total) return;
+      const int width = 40, filled = percent * width / 100;
+      std::fprintf(stderr, "\r[%s%s] %3d%%  %s / %s  %.0f MB/s", std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), percent, format_bytes(done).c_str(),
+                   format_bytes(total).c_str(), mbps);
+      if (done == total) std::fprintf(stderr, "\n");
+    } else if (percent / 10 != last_ / 10 || done == total) {
+      std::fprintf(stderr, "synth: %d%% (%s of %s, %.0f MB/s)\n", percent, format_bytes(done).c_str(),
+                   format_bytes(total).c_str(), mbps);
+    }
+    last_ = percent;
+  }
+
+ private:
+  bool tty_;
+  int last_ = -1;
+  std::chrono::steady_clock::time_point start_;
+};
+
+void run_synth(const SynthOptions& o) {
+  if (o.output.empty()) fail("synth: give the output file with -o FILE");
+  const auto arch = o.arch.empty() ? std::nullopt : std::optional<std::string_view>(o.arch);
+  models::SynthConfig c = models::synth_preset(o.preset, arch);
+  if (o.dim) c.n_embd = *o.dim;
+  if (o.layers) c.n_layers = *o.layers;
+  if (o.heads) c.n_head = *o.heads;
+  if (o.kv_heads) c.n_head_kv = *o.kv_heads;
+  if (o.ffn) c.n_ff = *o.ffn;
+  if (o.vocab) c.n_vocab = *o.vocab;
+  if (o.ctx) c.n_ctx = *o.ctx;
+  if (o.head_dim) c.head_dim = *o.head_dim;
+  if (o.dim || o.heads) c.name = cat("custom ", c.arch, " (synthetic)");
+  const models::SynthFileType ftype = models::parse_synth_file_type(o.type);
+
+  const auto start = std::chrono::steady_clock::now();
+  Progress progress;
+  uint64_t size = 0;
+  models::write_synth_model(c, ftype, o.seed, o.output, [&](uint64_t done, uint64_t total) {
+    progress.update(done, total);
+    size = total;
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("wrote %s: %s %s, %u layers, dim %u, %u/%u heads, ffn %u, vocab %u, %s in %.1f s (%.0f MB/s)\n",
+              o.output.c_str(), c.arch.c_str(), std::string(models::synth_file_type_name(ftype)).c_str(), c.n_layers,
+              c.n_embd, c.n_head, c.n_head_kv, c.n_ff, c.n_vocab, format_bytes(size).c_str(), seconds,
+              seconds > 0 ? static_cast<double>(size) / 1e6 / seconds : 0.0);
+}
+
+void setup(CLI::App& root) {
+  auto o = std::make_shared<SynthOptions>();
+  auto* cmd = root.add_subcommand("synth", "Write a random-weight model with the shapes of a real one");
+  std::string presets;
+  for (auto p : models::synth_preset_names()) presets += cat(presets.empty() ? "" : "|", p);
+  cmd->add_option("--preset", o->preset, "Shapes to copy: " + presets)->capture_default_str();
+  cmd->add_option("--arch", o->arch, "Architecture: llama|qwen2|qwen3 (with --preset tiny; default llama)");
+  cmd->add_option("--type", o->type, "Weight type: f32|f16|bf16|q8_0|q4_0|q4_k_m|q5_k_m|q6_k")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Random seed (same seed, same bytes)")->capture_default_str();
+  cmd->add_option("-o,--output", o->output, "Output GGUF file")->required();
+  cmd->add_option("--dim", o->dim, "Override the embedding width");
+  cmd->add_option("--layers", o->layers, "Override the layer count");
+  cmd->add_option("--heads", o->heads, "Override the attention head count");
+  cmd->add_option("--kv-heads", o->kv_heads, "Override the KV head count");
+  cmd->add_option("--head-dim", o->head_dim, "Override the head size (default dim / heads)");
+  cmd->add_option("--ffn", o->ffn, "Override the feed-forward width");
+  cmd->add_option("--vocab", o->vocab, "Override the vocabulary size");
+  cmd->add_option("--ctx", o->ctx, "Override the training context length");
+  cmd->callback([o] { run_synth(*o); });
+}
+
+}  // namespace
+
+RAYO_COMMAND(synth, 80, setup);
+
+}  // namespace rayo::cli
