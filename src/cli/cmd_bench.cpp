@@ -96,8 +96,10 @@ std::string model_label(const runtime::Model& model) {
   for (const auto& [type, b] : bytes_by_type)
     if (b > most) most = b, dominant = type;
   char size[32];
-  std::snprintf(size, sizeof size, "%.2gB", params / 1e9);
-  if (params < 1e9) std::snprintf(size, sizeof size, "%.0fM", params / 1e6);
+  if (params >= 1000000000)
+    std::snprintf(size, sizeof size, "%.1fB", params / 1e9);
+  else
+    std::snprintf(size, sizeof size, "%.0fM", params / 1e6);
   return s.arch + " " + size + " " + dominant + (bytes_by_type.size() > 1 ? " (mix)" : "");
 }
 
@@ -111,13 +113,11 @@ void run(BenchOptions o) {
     synth_path = (std::filesystem::temp_directory_path() /
                   ("rayo-bench-" + o.synth_preset + "-" + o.synth_type + "-" + std::to_string(getpid()) + ".gguf"))
                      .string();
-    models::SynthOptions so;
-    so.preset = o.synth_preset;
-    so.type = o.synth_type;
-    so.output = synth_path;
+    const auto config = models::synth_preset(o.synth_preset);
+    const auto ftype = models::parse_synth_file_type(o.synth_type);
     std::fprintf(stderr, "writing a synthetic %s %s model to %s\n", o.synth_preset.c_str(), o.synth_type.c_str(),
                  synth_path.c_str());
-    models::write_synth_model(so);
+    models::write_synth_model(config, ftype, 1, synth_path);
     o.model.model = synth_path;
   } else if (o.model.model.empty()) {
     fail("give -m MODEL or --synth PRESET");
@@ -187,6 +187,11 @@ void run(BenchOptions o) {
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
+  char params[32];
+  if (n_params >= 1000000000)
+    std::snprintf(params, sizeof params, "%.2f B", n_params / 1e9);
+  else
+    std::snprintf(params, sizeof params, "%.2f M", n_params / 1e6);
   std::printf("| %-30s | %10s | %8s | %-7s | %7s | %8s | %20s | %12s |\n", "model", "size", "params", "backend",
               "threads", "test", "t/s", "weights GB/s");
   std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", std::string(30, '-').c_str(), "---------:", "-------:",
@@ -195,8 +200,8 @@ void run(BenchOptions o) {
     char ts[64], gbs[32] = "";
     std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.mean_ts(), r.stddev_ts());
     if (r.n_gen > 0) std::snprintf(gbs, sizeof gbs, "%.2f", per_token * r.mean_ts() / 1e9);
-    std::printf("| %-30s | %10s | %7.2fB | %-7s | %7d | %8s | %20s | %12s |\n", label.c_str(),
-                format_bytes(model->weight_bytes()).c_str(), n_params / 1e9, "CPU", session.n_threads(),
+    std::printf("| %-30s | %10s | %8s | %-7s | %7d | %8s | %20s | %12s |\n", label.c_str(),
+                format_bytes(model->weight_bytes()).c_str(), params, "CPU", session.n_threads(),
                 r.name.c_str(), ts, gbs);
   }
   std::printf("\nweights read per generated token: %s (tg t/s x this = the weights GB/s column; compare with the "
