@@ -8,6 +8,7 @@ namespace rayo::quant {
 
 constexpr int QK4_0 = 32, QK4_1 = 32, QK5_0 = 32, QK5_1 = 32, QK8_0 = 32, QK8_1 = 32;
 constexpr int QK_K = 256;          // super-block size of the k-quants
+constexpr int QK4_NL = 32, QK_MXFP4 = 32;
 constexpr int K_SCALE_SIZE = 12;   // packed 6-bit scales/mins of Q4_K and Q5_K
 
 // value = d * (q - 8), q in 0..15; qs[j] holds q[j] (low nibble) and q[j+16] (high).
@@ -86,6 +87,32 @@ struct BlockQ8_K {
   int16_t bsums[QK_K / 16];
 };
 
+// value = d * kIq4nlValues[q], q 4 bits (non-linear levels), nibbles as Q4_0.
+struct BlockIQ4_NL {
+  uint16_t d;
+  uint8_t qs[QK4_NL / 2];
+};
+// 8 sub-blocks of 32, each with a 6-bit scale (biased by 32): low 4 bits in
+// scales_l (sub-block j in nibble j % 2 of byte j / 2), high 2 bits in bits
+// 2j..2j+1 of scales_h; value = d * (scale - 32) * kIq4nlValues[q].
+struct BlockIQ4_XS {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[QK_K / 64];
+  uint8_t qs[QK_K / 2];
+};
+// OCP MX FP4: value = 2^(e - 128) * kMxfp4Values[q] (the table holds twice the
+// E2M1 values, hence the halved power of two); nibbles as Q4_0.
+struct BlockMXFP4 {
+  uint8_t e;
+  uint8_t qs[QK_MXFP4 / 2];
+};
+
+// Level tables of the non-linear 4-bit formats (ggml-common.h).
+inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);
@@ -98,5 +125,8 @@ static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
+static_assert(sizeof(BlockIQ4_NL) == 18);
+static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(sizeof(BlockMXFP4) == 17);
 
 }  // namespace rayo::quant

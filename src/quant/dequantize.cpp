@@ -1,7 +1,11 @@
 // Bit-exactness with ggml needs every product and sum rounded on its own:
 // a compiler allowed to contract d * q - m into one fused multiply-add (g++
 // does so whenever FMA is enabled, even in ISO mode) would change the last bit.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "quant/dequantize.h"
 
@@ -274,6 +278,55 @@ void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n) {
     for (int j = 0; j < QK_K; ++j) *y++ = x[i].d * static_cast<float>(x[i].qs[j]);
 }
 
+void dequantize_row_iq4_nl(const BlockIQ4_NL* x, float* y, int64_t n) {
+  const int64_t nb = n / QK4_NL;
+  for (int64_t i = 0; i < nb; ++i, y += QK4_NL) {
+    const float d = fp16_to_fp32(x[i].d);
+    int8_t q[32];
+    for (int j = 0; j < 16; ++j) {
+      q[j] = kIq4nlValues[x[i].qs[j] & 0xF];
+      q[j + 16] = kIq4nlValues[x[i].qs[j] >> 4];
+    }
+    for (int j = 0; j < 32; ++j) y[j] = d * static_cast<float>(q[j]);
+  }
+}
+
+void dequantize_row_iq4_xs(const BlockIQ4_XS* x, float* y, int64_t n) {
+  const int64_t nb = n / QK_K;
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_fp32(x[i].d);
+    const uint8_t* qs = x[i].qs;
+    for (int sub = 0; sub < QK_K / 32; ++sub, y += 32, qs += 16) {
+      const int ls = ((x[i].scales_l[sub / 2] >> (4 * (sub % 2))) & 0xF) | (((x[i].scales_h >> (2 * sub)) & 3) << 4);
+      const float dl = d * static_cast<float>(ls - 32);
+      for (int j = 0; j < 16; ++j) {
+        y[j] = dl * static_cast<float>(kIq4nlValues[qs[j] & 0xF]);
+        y[j + 16] = dl * static_cast<float>(kIq4nlValues[qs[j] >> 4]);
+      }
+    }
+  }
+}
+
+float e8m0_to_float_half(uint8_t e) {
+  // 2^(e - 128): exponent field e - 1 for e >= 2; below that the subnormals
+  // 2^-128 (0x00200000) and 2^-127 (0x00400000).
+  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+void dequantize_row_mxfp4(const BlockMXFP4* x, float* y, int64_t n) {
+  const int64_t nb = n / QK_MXFP4;
+  for (int64_t i = 0; i < nb; ++i, y += QK_MXFP4) {
+    const float d = e8m0_to_float_half(x[i].e);
+    for (int j = 0; j < 16; ++j) {
+      y[j] = static_cast<float>(kMxfp4Values[x[i].qs[j] & 0xF]) * d;
+      y[j + 16] = static_cast<float>(kMxfp4Values[x[i].qs[j] >> 4]) * d;
+    }
+  }
+}
+
 namespace {
 
 template <typename Block>
@@ -304,6 +357,9 @@ bool can_dequantize(TensorType type) {
     case TensorType::Q5_K:
     case TensorType::Q6_K:
     case TensorType::Q8_K:
+    case TensorType::IQ4_NL:
+    case TensorType::IQ4_XS:
+    case TensorType::MXFP4:
       return true;
     default:
       return false;
@@ -333,6 +389,9 @@ void dequantize_row(TensorType type, const void* src, float* dst, int64_t n) {
     case TensorType::Q5_K: return dequantize_row_q5_K(blocks<BlockQ5_K>(src, type), dst, n);
     case TensorType::Q6_K: return dequantize_row_q6_K(blocks<BlockQ6_K>(src, type), dst, n);
     case TensorType::Q8_K: return dequantize_row_q8_K(blocks<BlockQ8_K>(src, type), dst, n);
+    case TensorType::IQ4_NL: return dequantize_row_iq4_nl(blocks<BlockIQ4_NL>(src, type), dst, n);
+    case TensorType::IQ4_XS: return dequantize_row_iq4_xs(blocks<BlockIQ4_XS>(src, type), dst, n);
+    case TensorType::MXFP4: return dequantize_row_mxfp4(blocks<BlockMXFP4>(src, type), dst, n);
     default: break;
   }
   fail("cannot dequantize tensor type ", type_info->name, ": not supported");

@@ -34,5 +34,11 @@ void dequantize_row_q4_K(const BlockQ4_K* x, float* y, int64_t n);
 void dequantize_row_q5_K(const BlockQ5_K* x, float* y, int64_t n);
 void dequantize_row_q6_K(const BlockQ6_K* x, float* y, int64_t n);
 void dequantize_row_q8_K(const BlockQ8_K* x, float* y, int64_t n);
+void dequantize_row_iq4_nl(const BlockIQ4_NL* x, float* y, int64_t n);
+void dequantize_row_iq4_xs(const BlockIQ4_XS* x, float* y, int64_t n);
+void dequantize_row_mxfp4(const BlockMXFP4* x, float* y, int64_t n);
+
+// MXFP4's shared exponent as a float: 2^(e - 128), subnormal for e < 2.
+float e8m0_to_float_half(uint8_t e);
 
 }  // namespace rayo::quant

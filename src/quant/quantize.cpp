@@ -1,6 +1,10 @@
 // Byte-identical output with ggml needs its float operations in its order,
 // each rounded on its own (no fused multiply-add).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "quant/quantize.h"
 

@@ -1,6 +1,10 @@
 // The float operations below follow ggml's order one for one; contracting them
 // into fused multiply-adds would pick different levels in rare ties.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "quant/scale_search.h"
 

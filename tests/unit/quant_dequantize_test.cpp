@@ -3,6 +3,7 @@
 // wrong bit position or scale decoding fails here without any model file.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -201,6 +202,56 @@ TEST(QuantDequantize, Q6_KLayout) {
   }
 }
 
+// The non-linear level table, written out from ggml-common.h's kvalues_iq4nl.
+constexpr int kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+TEST(QuantDequantize, IQ4_NLLevelTable) {
+  BlockIQ4_NL b{};
+  b.d = fp32_to_fp16(0.5f);
+  for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+  const auto y = dequant(TensorType::IQ4_NL, b, 32);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(y[j], 0.5f * kIq4Levels[j]) << j;
+    EXPECT_EQ(y[j + 16], 0.5f * kIq4Levels[15 - j]) << j;
+  }
+}
+
+TEST(QuantDequantize, IQ4_XSSubBlockScales) {
+  BlockIQ4_XS b{};
+  b.d = fp32_to_fp16(0.25f);
+  const int scale[8] = {0, 63, 32, 33, 31, 17, 48, 5};  // biased by 32
+  for (int s = 0; s < 8; ++s) {
+    b.scales_l[s / 2] = static_cast<uint8_t>(b.scales_l[s / 2] | ((scale[s] & 0xF) << (4 * (s % 2))));
+    b.scales_h = static_cast<uint16_t>(b.scales_h | ((scale[s] >> 4) << (2 * s)));
+  }
+  auto level = [](int v) { return (v * 7 + 2) % 16; };
+  // Sub-block s: 16 bytes of qs, low nibbles values 0..15, high nibbles 16..31.
+  for (int v = 0; v < 256; ++v) {
+    const int s = v / 32, r = v % 32;
+    b.qs[16 * s + r % 16] = static_cast<uint8_t>(b.qs[16 * s + r % 16] | (level(v) << (r < 16 ? 0 : 4)));
+  }
+  const auto y = dequant(TensorType::IQ4_XS, b, 256);
+  for (int v = 0; v < 256; ++v)
+    EXPECT_EQ(y[v], 0.25f * static_cast<float>(scale[v / 32] - 32) * kIq4Levels[level(v)]) << v;
+}
+
+TEST(QuantDequantize, MXFP4SharedExponent) {
+  const float e2m1[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};  // FP4 E2M1 magnitudes
+  for (int e : {0, 1, 2, 127, 130, 254}) {
+    BlockMXFP4 b{};
+    b.e = static_cast<uint8_t>(e);
+    for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+    const auto y = dequant(TensorType::MXFP4, b, 32);
+    const float scale = std::ldexp(1.0f, e - 127);  // 2^(e-127) times the E2M1 value
+    for (int j = 0; j < 16; ++j) {
+      const float v0 = (j & 8 ? -1.0f : 1.0f) * e2m1[j & 7] * scale;
+      const float v1 = ((15 - j) & 8 ? -1.0f : 1.0f) * e2m1[(15 - j) & 7] * scale;
+      EXPECT_EQ(y[j], v0) << "e " << e << " j " << j;
+      EXPECT_EQ(y[j + 16], v1) << "e " << e << " j " << j;
+    }
+  }
+}
+
 TEST(QuantDequantize, HalfAndBFloat16) {
   const uint16_t f16[2] = {0x3c00, 0xc100};  // 1, -2.5
   const uint16_t bf16[2] = {0x3f80, 0xc020};  // 1, -2.5
@@ -251,8 +302,9 @@ TEST(QuantDequantize, CanDequantizeListsTheReferenceFormats) {
                        TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
                        TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::Q8_K})
     EXPECT_TRUE(can_dequantize(t)) << type_name(t);
+  for (TensorType t : {TensorType::IQ4_NL, TensorType::IQ4_XS, TensorType::MXFP4}) EXPECT_TRUE(can_dequantize(t));
   EXPECT_FALSE(can_dequantize(TensorType::I32));
-  EXPECT_FALSE(can_dequantize(TensorType::MXFP4));
+  EXPECT_FALSE(can_dequantize(TensorType::IQ3_S));
 }
 
 }  // namespace

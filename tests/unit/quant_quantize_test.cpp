@@ -204,6 +204,20 @@ TEST(QuantQuantize, EightBitFormatsSurviveNonFiniteInput) {
   }
 }
 
+// Subnormal inputs make 1/d overflow in ggml's arithmetic; the blocks must
+// still decode to finite values no larger than the inputs.
+TEST(QuantQuantize, EightBitFormatsHandleSubnormalRows) {
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  std::vector<float> x(256);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * tiny;
+  for (TensorType t : {TensorType::Q8_0, TensorType::Q8_1, TensorType::Q8_K}) {
+    for (float v : dequantize(t, quantize(t, x), x.size())) {
+      ASSERT_TRUE(std::isfinite(v)) << type_name(t);
+      EXPECT_LE(std::fabs(v), 3 * tiny) << type_name(t);
+    }
+  }
+}
+
 TEST(QuantQuantize, Q8_KLargeValuesAndBlockSums) {
   auto x = gaussian_row(512, 5, 1e30f);
   x[7] = std::numeric_limits<float>::max();
