@@ -95,7 +95,7 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
     logits = session.eval(std::span<const int32_t>(&token, 1));
   }
   if (!stopped) {
-    result.text += decoder.flush();
+    result.text += decoder.finish();
     if (emit(true)) result.finish = FinishReason::Stop;
   }
   result.generate_seconds = seconds_since(start);
