@@ -106,7 +106,10 @@ Round run_round(const server::ServerAddress& ep, const BenchServeOptions& o, int
       std::lock_guard lock(mutex);
       ++round.requests;
       if (res.status != 200 || tokens == 0) {
-        ++round.failures;
+        if (round.failures++ == 0)
+          std::fprintf(stderr, "bench-serve: a request failed: %s\n",
+                       res.status ? (std::to_string(res.status) + " " + res.body.substr(0, 200)).c_str()
+                                  : res.error.c_str());
         continue;
       }
       round.output_tokens += tokens;

@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <cstdio>
@@ -62,6 +63,14 @@ HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
                           : static_cast<int>(std::max<int64_t>(16, 2 * (sopt.max_seqs + sopt.max_queue) + 8));
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   svr.set_payload_max_length(options_.max_body_bytes);
+  // httplib listens with a backlog of 5, too few for a burst of clients on a
+  // busy machine (connections beyond it wait for SYN retries); keep the socket
+  // to raise the backlog after binding (listen() again on Linux just resizes it).
+  svr.set_socket_options([this](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_socket_ = sock;
+  });
   svr.set_keep_alive_timeout(2);
   svr.set_read_timeout(30);
   svr.set_write_timeout(30);
@@ -221,10 +230,12 @@ int HttpServer::bind() {
   if (options_.port == 0) {
     const int port = http_->bind_to_any_port(options_.host);
     if (port <= 0) fail("cannot listen on ", options_.host, " (any port)");
+    if (listen_socket_ >= 0) ::listen(listen_socket_, 512);
     return port;
   }
   if (!http_->bind_to_port(options_.host, options_.port))
     fail("cannot listen on ", options_.host, ":", options_.port, " (in use, or the address is not local?)");
+  if (listen_socket_ >= 0) ::listen(listen_socket_, 512);
   return options_.port;
 }
 

@@ -58,6 +58,7 @@ class HttpServer {
   mutable std::mutex status_mutex_;
   std::map<int, uint64_t> responses_by_status_;
   std::atomic<int64_t> streams_open_{0};
+  int listen_socket_ = -1;
 };
 
 }  // namespace rayo::server
