@@ -63,6 +63,7 @@ void run(const RunOptions& o) {
     return;
   }
   std::printf("\n");
+  std::fflush(stdout);
   std::fprintf(stderr, "[prompt: %lld tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s | %s]\n",
                static_cast<long long>(result.prompt_tokens), pp_rate, result.tokens.size(), tg_rate,
                std::string(runtime::finish_reason_name(result.finish)).c_str());

@@ -10,7 +10,7 @@
 // half-precision scale would overflow to infinity (block magnitude above
 // 65504 * 127), Q8_0/Q8_1 saturate the scale at the largest half instead and
 // clamp the quants, so the block stays finite; in range they match ggml bit
-// for bit.
+// for bit. (An all-zero Q8_K block also gets zero bsums; ggml leaves them.)
 #include <cstdint>
 
 #include "quant/blocks.h"

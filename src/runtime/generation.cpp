@@ -51,7 +51,7 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
   result.prompt_seconds = seconds_since(start);
 
   start = Clock::now();
-  tokenizer::StreamingDecoder decoder(tok, options.show_special);
+  tokenizer::StreamingDecoder decoder(tok, options.show_special, /*at_sequence_start=*/false);
   size_t emitted = 0;  // bytes of result.text already streamed
   // Streams what is final; returns true when a stop string ended the text.
   auto emit = [&](bool last) {

@@ -146,8 +146,8 @@ void clean_up_spaces(std::string& s) {
   s.resize(static_cast<size_t>(total));
 }
 
-StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, bool special)
-    : tokenizer_(&tokenizer), special_(special) {}
+StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, bool special, bool at_sequence_start)
+    : tokenizer_(&tokenizer), special_(special), first_(at_sequence_start) {}
 
 std::string StreamingDecoder::push(int32_t id) {
   std::string piece = tokenizer_->token_to_piece(id, special_);

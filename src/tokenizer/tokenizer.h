@@ -84,7 +84,9 @@ class Tokenizer {
 // see the following tokens.
 class StreamingDecoder {
  public:
-  StreamingDecoder(const Tokenizer& tokenizer, bool special);
+  // at_sequence_start: the tokens begin a sequence, so a SentencePiece leading
+  // space is removed as decode() does; false when they continue a prompt.
+  StreamingDecoder(const Tokenizer& tokenizer, bool special, bool at_sequence_start = true);
   // Text that is complete after this token (possibly empty).
   std::string push(int32_t id);
   // Whatever is held back (an incomplete character at the very end), then resets.

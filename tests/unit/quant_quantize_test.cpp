@@ -111,6 +111,30 @@ TEST(QuantQuantize, KnownQ8_0Block) {
   EXPECT_EQ(b.qs[0], -127);
 }
 
+// With amax = 127 the Q8_0 scale is exactly 1, so the quants are roundf(x):
+// ties go away from zero, values just below a tie go down.
+TEST(QuantQuantize, Q8_0RoundsLikeRoundf) {
+  std::vector<float> candidates;
+  for (int k = -126; k <= 125; ++k) {
+    const float tie = static_cast<float>(k) + 0.5f;
+    candidates.push_back(tie);
+    candidates.push_back(std::nextafter(tie, 0.0f));
+    candidates.push_back(std::nextafter(tie, tie > 0 ? 1000.0f : -1000.0f));
+  }
+  candidates.push_back(0.49999997f);
+  candidates.push_back(-0.49999997f);
+  for (size_t start = 0; start < candidates.size(); start += 31) {
+    std::vector<float> x(32, 0.0f);
+    x[31] = 127.0f;  // amax 127 -> d = 1
+    for (size_t j = 0; j < 31 && start + j < candidates.size(); ++j) x[j] = candidates[start + j];
+    const auto q = quantize(TensorType::Q8_0, x);
+    BlockQ8_0 b;
+    std::memcpy(&b, q.data(), sizeof b);
+    ASSERT_EQ(fp16_to_fp32(b.d), 1.0f);
+    for (int j = 0; j < 32; ++j) EXPECT_EQ(b.qs[j], static_cast<int>(std::round(x[j]))) << x[j];
+  }
+}
+
 TEST(QuantQuantize, KnownQ4_0Block) {
   // Largest magnitude -4 (at index 3) -> d = 0.5, that value gets q = 0.
   std::vector<float> x(32, 0.0f);

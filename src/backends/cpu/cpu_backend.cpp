@@ -21,9 +21,21 @@ inline std::pair<int64_t, int64_t> slice(int64_t n, int ith, int nth) {
   const int64_t begin = std::min(n, per * ith);
   return {begin, std::min(n, begin + per)};
 }
+
+// Below this many values of work an op runs on the calling thread alone: waking
+// the pool costs more than it saves (and much more when the machine is busy).
+constexpr int64_t kParallelThreshold = 32 * 1024;
 }  // namespace
 
-CpuBackend::CpuBackend(int n_threads) : pool_(n_threads) {}
+template <typename Fn>
+void CpuBackend::parallel(int64_t work, Fn&& fn) {
+  if (work < kParallelThreshold || pool_.size() == 1)
+    fn(0, 1);
+  else
+    pool_.run(fn);
+}
+
+CpuBackend::CpuBackend(int n_threads) : pool_(n_threads), inline_pool_(1) {}
 CpuBackend::~CpuBackend() = default;
 
 void CpuBackend::init_kv_cache(const graph::KvCacheConfig& config) {
@@ -139,7 +151,7 @@ void CpuBackend::run_embed(const Graph& g, const Node& n) {
   for (int32_t token : step_.tokens)
     if (token < 0 || token >= w.rows) fail("token id ", token, " is outside the vocabulary of ", w.rows);
   const int64_t n_tokens = static_cast<int64_t>(step_.tokens.size());
-  pool_.run([&](int ith, int nth) {
+  parallel(n_tokens * w.cols, [&](int ith, int nth) {
     auto [begin, end] = slice(n_tokens, ith, nth);
     for (int64_t t = begin; t < end; ++t)
       quant::dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + row_bytes * step_.tokens[t],
@@ -149,8 +161,10 @@ void CpuBackend::run_embed(const Graph& g, const Node& n) {
 
 void CpuBackend::run_matmul(const Graph& g, const Node& n) {
   const graph::Weight& w = g.weights()[n.weight];
-  matmul(pool_, matmul_weights_.at(w.data), value(g, n.in[0]), rows_of(g, n.in[0]), value(g, n.out),
-         current_->workspace.data());
+  const int64_t rows = rows_of(g, n.in[0]);
+  // A small product is not worth waking the pool (see kParallelThreshold).
+  ThreadPool& pool = w.rows * w.cols * rows < 32 * kParallelThreshold ? inline_pool_ : pool_;
+  matmul(pool, matmul_weights_.at(w.data), value(g, n.in[0]), rows, value(g, n.out), current_->workspace.data());
 }
 
 // Ops that transform each row independently.
@@ -163,7 +177,7 @@ void CpuBackend::run_rows(const Graph& g, const Node& n) {
   float* y = value(g, n.out);
   const float* w = n.weight >= 0 ? f32_weight(g, n.weight) : nullptr;
   const float* freq_factors = n.op == Op::Rope && n.rope.freq_factors >= 0 ? f32_weight(g, n.rope.freq_factors) : nullptr;
-  pool_.run([&](int ith, int nth) {
+  parallel(rows * cols, [&](int ith, int nth) {
     auto [begin, end] = slice(rows, ith, nth);
     for (int64_t r = begin; r < end; ++r) {
       float* yr = y + r * cols;
@@ -186,7 +200,7 @@ void CpuBackend::run_kv_store(const Graph& g, const Node& n) {
   const float* k = value(g, n.in[0]);
   const float* v = value(g, n.in[1]);
   const int64_t rows = rows_of(g, n.in[0]);
-  pool_.run([&](int ith, int nth) {
+  parallel(rows * width, [&](int ith, int nth) {
     auto [begin, end] = slice(rows, ith, nth);
     for (int64_t t = begin; t < end; ++t) kv_.store(n.layer, store_rows_[t], k + t * width, v + t * width);
   });
@@ -200,7 +214,9 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
   float* out = value(g, n.out);
   const int64_t tasks = rows * n.n_head;
   const int64_t max_len = kv_.config().max_seq_len;
-  pool_.run([&](int ith, int nth) {
+  int64_t work = 0;  // positions read, times the head size
+  for (int64_t t = 0; t < rows; ++t) work += (step_.positions[t] + 1) * width;
+  parallel(work, [&](int ith, int nth) {
     float* scores = scores_.as<float>() + ith * max_len;
     int64_t* rows = seq_rows_.as<int64_t>() + ith * max_len;
     int64_t rows_for = -1;  // the token whose sequence rows are in `rows`

@@ -34,6 +34,9 @@ class CpuBackend : public graph::Backend {
     AlignedBuffer arena;
     AlignedBuffer workspace;  // quantized activations for matmul
   };
+  // Runs fn(thread, n_threads) on the pool, or inline when the work is small.
+  template <typename Fn>
+  void parallel(int64_t work, Fn&& fn);
   float* value(const graph::Graph& graph, int index);
   int64_t rows_of(const graph::Graph& graph, int value) const;
   const float* f32_weight(const graph::Graph& graph, int index);
@@ -45,6 +48,7 @@ class CpuBackend : public graph::Backend {
   void run_attention(const graph::Graph& g, const graph::Node& n);
 
   ThreadPool pool_;
+  ThreadPool inline_pool_;  // one thread: the caller, for work too small to share
   KvCache kv_;
   // Cache row of position `pos` of the sequence of token t in the current step.
   int64_t cache_row(int64_t t, int32_t pos) const;

@@ -1,0 +1,113 @@
+// rayo chat: an interactive conversation with the model's own chat template.
+// Every turn re-renders the whole conversation; the tokens it shares with what
+// is already in the KV cache are kept, so only the new turn is evaluated.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/options.h"
+#include "common/error.h"
+#include "runtime/generation.h"
+#include "tokenizer/chat_template.h"
+
+namespace rayo::cli {
+namespace {
+
+struct ChatOptions {
+  ModelOptions model;
+  runtime::SamplingParams sampling;
+  std::string system;
+  int64_t n_predict = -1;
+};
+
+// Length of the common prefix of two token sequences.
+size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+void run(const ChatOptions& o) {
+  if (o.n_predict < -1) fail("-n must be -1 (until the end of the answer) or a token count, got ", o.n_predict);
+  auto model = load_model(o.model);
+  runtime::Session session(model, session_options(o.model, *model));
+  const auto& tok = model->tokenizer();
+  std::string template_source(tok.chat_template());
+  if (template_source.empty()) {
+    auto fallback = tokenizer::default_chat_template(model->spec().arch);
+    std::fprintf(stderr, "the model has no chat template; using the %s format\n", fallback.name.c_str());
+    template_source = fallback.source;
+  }
+  tokenizer::ChatTemplateOptions topts;
+  if (tok.bos() >= 0) topts.bos_token = tok.token_text(tok.bos());
+  if (tok.eos() >= 0) topts.eos_token = tok.token_text(tok.eos());
+  topts.add_generation_prompt = true;
+
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
+  runtime::Sampler sampler(o.sampling, session.n_vocab());
+  runtime::GenerationOptions g;
+  g.max_tokens = o.n_predict;
+  std::vector<int32_t> cached;  // tokens whose keys and values are in the session's cache
+  const bool interactive = isatty(STDIN_FILENO);
+  if (interactive) std::fprintf(stderr, "chatting with %s; Ctrl-D or /exit to leave\n", o.model.model.c_str());
+
+  std::string line;
+  while (true) {
+    if (interactive) {
+      std::fprintf(stderr, "\n> ");
+      std::fflush(stderr);
+    }
+    if (!std::getline(std::cin, line)) break;
+    if (line == "/exit") break;
+    if (line.empty()) continue;
+    messages.push_back({{"role", "user"}, {"content", line}});
+    std::vector<int32_t> tokens;
+    try {
+      const std::string prompt = tokenizer::apply_chat_template(template_source, messages, topts);
+      const bool add_bos = tok.add_bos() && !(topts.bos_token.size() && prompt.rfind(topts.bos_token, 0) == 0);
+      tokens = tok.encode(prompt, add_bos, true);
+      if (static_cast<int64_t>(tokens.size()) >= session.n_ctx())
+        fail("the conversation is ", tokens.size(), " tokens, more than the context of ", session.n_ctx(),
+             " (raise -c)");
+    } catch (const Error& e) {
+      messages.erase(messages.end() - 1);
+      std::fprintf(stderr, "rayo: error: %s\n", e.what());
+      continue;
+    }
+    // Keep the shared prefix; at least one token must be evaluated for logits.
+    const size_t keep = std::min(common_prefix(cached, tokens), tokens.size() - 1);
+    session.rewind(static_cast<int64_t>(keep));
+    const std::vector<int32_t> suffix(tokens.begin() + static_cast<std::ptrdiff_t>(keep), tokens.end());
+    auto result = runtime::generate(session, sampler, suffix, g, [](std::string_view text) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    });
+    std::printf("\n");
+    std::fflush(stdout);
+    cached = tokens;
+    cached.insert(cached.end(), result.tokens.begin(), result.tokens.end());
+    cached.resize(static_cast<size_t>(session.n_past()));
+    messages.push_back({{"role", "assistant"}, {"content", result.text}});
+  }
+}
+
+void setup(CLI::App& root) {
+  auto o = std::make_shared<ChatOptions>();
+  auto* cmd = root.add_subcommand("chat", "Chat interactively, with the model's chat template");
+  add_model_options(cmd, o->model);
+  cmd->add_option("--system", o->system, "system prompt");
+  cmd->add_option("-n,--n-predict", o->n_predict, "tokens per answer at most (-1: until the end of the answer)")
+      ->capture_default_str();
+  add_sampling_options(cmd, o->sampling);
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace
+
+RAYO_COMMAND(chat, 11, setup);
+
+}  // namespace rayo::cli

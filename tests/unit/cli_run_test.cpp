@@ -1,0 +1,85 @@
+// The generation commands as a user meets them: output, summaries and the
+// one-line errors for bad input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/paths.h"
+
+namespace rayo {
+namespace {
+
+std::string rayo() { return test::rayo_binary().string(); }
+std::string stories() { return test::shared_path("models/stories260K.gguf").string(); }
+
+TEST(CliRun, GreedyGenerationMatchesLlamaCpp) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = test::run_command(rayo() + " run -t 2 --temp 0 -n 16 --json -p 'Once upon a time' -m " + stories(),
+                                   false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["prompt_tokens"], nlohmann::json({1, 403, 407, 261, 378}));
+  // llama.cpp's greedy continuation (shared/reference/stories260K.json).
+  EXPECT_EQ(j["tokens"], nlohmann::json({432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337}))
+      << r.output;
+  EXPECT_EQ(j["text"].get<std::string>().substr(0, 24), ", there was a little gir");
+  EXPECT_EQ(j["finish_reason"], "length");
+}
+
+TEST(CliRun, StreamsTextAndEndsWithASummary) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = test::run_command(rayo() + " run -t 2 --temp 0 -n 8 -p 'Once upon a time' -m " + stories());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(", there was a little girl"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("generation: 8 tokens"), std::string::npos) << r.output;
+}
+
+TEST(CliRun, StopStringEndsGeneration) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = test::run_command(
+      rayo() + " run -t 2 --temp 0 -n 40 --json --stop Lily -p 'Once upon a time' -m " + stories(), false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["text"], ", there was a little girl named ");
+  EXPECT_EQ(j["finish_reason"], "stop");
+}
+
+struct BadInput {
+  const char* args;
+  const char* message;
+};
+
+class CliRunBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CliRunBadInput, FailsWithOneClearLine) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = test::run_command(rayo() + " run -m " + stories() + " " + GetParam().args);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_LT(r.exit_code, 128) << "crashed: " << r.output;
+  EXPECT_NE(r.output.find(GetParam().message), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliRunBadInput,
+    ::testing::Values(BadInput{"-p ''", "the prompt is empty"}, BadInput{"-p hi -n -5", "-n must be -1"},
+                      BadInput{"-p hi -c -1", "-c must be 0"}, BadInput{"-p hi -t 1000", "thread count must be"},
+                      BadInput{"-p hi -t -2", "-t must be a positive"},
+                      BadInput{"-p hi --top-p 2", "--top-p must be between 0 and 1"},
+                      BadInput{"-p hi --kv-type q4", "--kv-type must be f16 or f32"},
+                      BadInput{"-p 'Once upon a time there was a cat' -c 4", "does not fit the context of 4"},
+                      BadInput{"-f /nonexistent/prompt.txt", "cannot read the prompt file"}));
+
+TEST(CliRun, RefusesFilesThatAreNotModels) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = test::run_command(rayo() + " run -p hi -m " + test::shared_path("texts/moores-law.txt").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("rayo: error: "), std::string::npos) << r.output;
+  const auto vocab = test::run_command(rayo() + " run -p hi -m " +
+                                       test::shared_path("vocab/ggml-vocab-llama-spm.gguf").string());
+  EXPECT_EQ(vocab.exit_code, 1) << vocab.output;
+  EXPECT_NE(vocab.output.find("rayo: error: "), std::string::npos) << vocab.output;
+}
+
+}  // namespace
+}  // namespace rayo
