@@ -400,13 +400,16 @@ void Scheduler::sample(Sequence& s, std::span<const float> logits) {
   const auto& tok = model_->tokenizer();
   const int32_t id = s.sampler.sample(logits);
   s.sampler.accept(id);
+  // Latencies count delivered tokens only (the histograms' counts then match
+  // the usage figures), plus the time to an answer that is empty.
   const auto now = Clock::now();
+  const bool eog = tok.is_eog(id) && !s.request.ignore_eos;
   if (s.n_generated == 0)
     stats_.time_to_first_token.observe(seconds_between(s.submitted, now));
-  else
+  else if (!eog)
     stats_.inter_token_latency.observe(seconds_between(s.last_token, now));
   s.last_token = now;
-  if (tok.is_eog(id) && !s.request.ignore_eos) return finish(s, FinishReason::Stop);
+  if (eog) return finish(s, FinishReason::Stop);
 
   ++s.n_generated;
   ++stats_.generated_tokens;

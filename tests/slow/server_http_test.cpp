@@ -56,7 +56,9 @@ void expect_openai_error(const server::HttpResult& r, int status, const std::str
   EXPECT_TRUE(e["message"].is_string() && !e["message"].get<std::string>().empty()) << r.body;
   EXPECT_TRUE(e["type"].is_string()) << r.body;
   EXPECT_TRUE(e.contains("param") && e.contains("code")) << r.body;
-  if (!param.empty()) EXPECT_EQ(e["param"], param) << r.body;
+  if (!param.empty()) {
+    EXPECT_EQ(e["param"], param) << r.body;
+  }
 }
 
 // Value of an unlabelled (or exactly labelled) Prometheus sample.
@@ -131,7 +133,9 @@ TEST_F(ServerHttp, ChatCompletionHasOpenAIsShape) {
   EXPECT_TRUE(ch["finish_reason"] == "stop" || ch["finish_reason"] == "length");
   EXPECT_LE(j["usage"]["completion_tokens"].get<int>(), 8);
   EXPECT_GT(j["usage"]["prompt_tokens"].get<int>(), 2);
-  if (ch["finish_reason"] == "length") EXPECT_EQ(j["usage"]["completion_tokens"], 8);
+  if (ch["finish_reason"] == "length") {
+    EXPECT_EQ(j["usage"]["completion_tokens"], 8);
+  }
 }
 
 TEST_F(ServerHttp, ChatStreamMatchesTheWholeAnswer) {
@@ -311,7 +315,9 @@ TEST_F(ServerHttp, ThirtyTwoConcurrentStreamsAreCompleteCorrectAndCounted) {
     ASSERT_TRUE(usages[i].is_object()) << "request " << i << " has no usage chunk";
     prompt_tokens += usages[i]["prompt_tokens"].get<int64_t>();
     completion_tokens += usages[i]["completion_tokens"].get<int64_t>();
-    if (finishes[i] == "length") EXPECT_EQ(usages[i]["completion_tokens"], request(i)["max_tokens"]);
+    if (finishes[i] == "length") {
+      EXPECT_EQ(usages[i]["completion_tokens"], request(i)["max_tokens"]);
+    }
   }
   const std::string after = http_get(addr(), "/metrics").body;
   EXPECT_EQ(metric(after, "rayo_prompt_tokens_total") - metric(before, "rayo_prompt_tokens_total"), prompt_tokens);
