@@ -85,7 +85,8 @@ void BM_Matmul(benchmark::State& state) {
   const int64_t rows = state.range(1), cols = state.range(2), n_tokens = state.range(3);
   const size_t wbytes = row_bytes(type, cols) * rows;
   // GEMV: enough copies to exceed a 32 MiB L3, so weights stream from DRAM.
-  const int copies = n_tokens == 1 ? static_cast<int>(std::max<size_t>(1, (96u << 20) / wbytes + 1)) : 1;
+  int copies = n_tokens == 1 ? static_cast<int>(std::max<size_t>(1, (96u << 20) / wbytes + 1)) : 1;
+  if (const char* env = std::getenv("RAYO_BENCH_COPIES")) copies = std::max(1, std::atoi(env));  // 1: cache-resident
   Fixture f(type, rows, cols, n_tokens, copies);
   size_t i = 0;
   for (auto _ : state) {
@@ -108,6 +109,25 @@ void shapes(benchmark::internal::Benchmark* b, int64_t n_tokens) {
 
 BENCHMARK(BM_Matmul)->Name("GEMV")->Apply([](auto* b) { shapes(b, 1); })->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Matmul)->Name("GEMM")->Apply([](auto* b) { shapes(b, 512); })->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+
+// Load-time cost of prepare_weight (repacking into the interleaved layout).
+void BM_PrepareWeight(benchmark::State& state) {
+  const auto type = static_cast<TensorType>(state.range(0));
+  const int64_t rows = state.range(1), cols = state.range(2);
+  const auto data = random_weights(type, rows, cols, 5);
+  for (auto _ : state) {
+    MatmulWeight w = prepare_weight(type, data.data(), rows, cols);
+    benchmark::DoNotOptimize(w.packed.get());
+  }
+  state.counters["weight_GB/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * data.size() * 1e-9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_PrepareWeight)
+    ->Args({static_cast<int64_t>(TensorType::Q4_K), 5632, 2048})
+    ->Args({static_cast<int64_t>(TensorType::Q6_K), 32000, 2048})
+    ->Args({static_cast<int64_t>(TensorType::Q8_0), 5632, 2048})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // Dispatch latency of an empty run on the 2-thread pool (a decode step makes
 // ~10 runs per layer).

@@ -33,7 +33,6 @@ std::string decode_byte_level(std::string_view text) {
   out.reserve(text.size());
   size_t pos = 0;
   while (pos < text.size()) {
-    const size_t start = pos;
     const uint32_t cp = decode_utf8(text, pos);
     const int byte = unicode_to_byte(cp);
     if (byte >= 0) {
@@ -50,7 +49,6 @@ std::string decode_byte_level(std::string_view text) {
     }
     out += text;
     out += "]";
-    (void)start;
   }
   return out;
 }
@@ -147,7 +145,7 @@ void clean_up_spaces(std::string& s) {
 }
 
 StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, bool special, bool at_sequence_start)
-    : tokenizer_(&tokenizer), special_(special), first_(at_sequence_start) {}
+    : tokenizer_(&tokenizer), special_(special), at_sequence_start_(at_sequence_start), first_(at_sequence_start) {}
 
 std::string StreamingDecoder::push(int32_t id) {
   std::string piece = tokenizer_->token_to_piece(id, special_);
@@ -163,7 +161,7 @@ std::string StreamingDecoder::push(int32_t id) {
 std::string StreamingDecoder::finish() {
   std::string rest;
   rest.swap(pending_);
-  first_ = true;
+  first_ = at_sequence_start_;
   return rest;
 }
 

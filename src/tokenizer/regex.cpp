@@ -91,7 +91,6 @@ std::string llama_regex_to_pcre2(std::string_view re) {
   out.reserve(re.size() * 2);
   bool in_class = false;
   bool class_negated = false;
-  bool class_has_symbol = false;
   bool class_has_non_ascii = false;
   size_t class_start = 0;  // position in `out` of the '[' of the current class
   for (size_t i = 0; i < re.size(); ++i) {
@@ -115,16 +114,7 @@ std::string llama_regex_to_pcre2(std::string_view re) {
         RAYO_CHECK(close != std::string_view::npos);
         std::string_view name = re.substr(i + 3, close - (i + 3));
         if (name == "Lu" || name == "Ll" || name == "Lt" || name == "Lm" || name == "Lo") name = "L";
-        if (name == "S") {
-          if (in_class) {
-            class_has_symbol = true;
-            out += "\\p{S}";
-          } else {
-            out += "(?:(?!~)\\p{S})";
-          }
-        } else {
-          out += cat("\\p{", name, "}");
-        }
+        out += cat("\\p{", name, "}");
         i = close;
         continue;
       }
@@ -137,7 +127,6 @@ std::string llama_regex_to_pcre2(std::string_view re) {
       in_class = true;
       class_start = out.size();
       class_negated = i + 1 < re.size() && re[i + 1] == '^';
-      class_has_symbol = false;
       class_has_non_ascii = false;
       out += c;
       continue;
@@ -151,13 +140,6 @@ std::string llama_regex_to_pcre2(std::string_view re) {
         const std::string cls = out.substr(class_start);
         out.resize(class_start);
         out += cat("(?:(?!", kNonAsciiWhitespace, ")", cls, ")");
-      }
-      if (class_has_symbol) {
-        // llama.cpp's \p{S} leaves out '~': a positive class must not match it, a
-        // negated one must.
-        const std::string cls = out.substr(class_start);
-        out.resize(class_start);
-        out += class_negated ? cat("(?:~|", cls, ")") : cat("(?:(?!~)", cls, ")");
       }
       continue;
     }

@@ -42,7 +42,8 @@ class SplitRegex {
 //  - \s and \S use llama.cpp's whitespace set (Unicode White_Space: \t-\r, space,
 //    U+0085, U+00A0, U+1680, U+2000-200A, U+2028, U+2029, U+202F, U+205F, U+3000);
 //  - \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm}, \p{Lo} mean any letter, as in llama.cpp;
-//  - \p{S} does not match '~' (llama.cpp's ASCII symbol set omits it);
+//  - a literal non-ASCII range in a class does not match non-ASCII whitespace
+//    (llama.cpp replaces such whitespace by '\v' before matching);
 //  - capturing groups become non-capturing (faster, same matches).
 std::string llama_regex_to_pcre2(std::string_view regex);
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <unordered_map>
 
 namespace rayo::tokenizer {
 namespace {

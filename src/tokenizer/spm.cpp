@@ -44,18 +44,23 @@ void SpmModel::encode(std::string_view text, std::vector<int32_t>& out, WordCach
     cache.store(word, out.data() + before, out.size() - before);
   };
   size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
+  // Step by characters as the merge loop cuts them (length from the first byte),
+  // so that broken UTF-8 is cut exactly the same way.
+  bool after_space = false;  // the previous character was "▁"
+  for (size_t i = 0, n = 1; i < text.size(); i += n) {
     const auto c = static_cast<uint8_t>(text[i]);
+    n = std::min(utf8_length_from_lead(c), text.size() - i);
+    const bool space = n == 3 && text.compare(i, 3, kSpace) == 0;
     if (isolated_[c]) {
       encode_word(text.substr(start, i - start));
       emit(text.substr(i, 1), out);
       start = i + 1;
-    } else if (split_words_ && c == 0xE2 && i > start && text.compare(i, 3, kSpace) == 0 &&
-               !(i >= 3 && text.compare(i - 3, 3, kSpace) == 0)) {
+    } else if (split_words_ && space && !after_space && i > start) {
       // A "▁" run starts here after some other character: a new word.
       encode_word(text.substr(start, i - start));
       start = i;
     }
+    after_space = space;
   }
   encode_word(text.substr(start));
 }

@@ -95,7 +95,8 @@ class StreamingDecoder {
  private:
   const Tokenizer* tokenizer_;
   bool special_;
-  bool first_ = true;
+  bool at_sequence_start_;
+  bool first_;
   std::string pending_;
 };
 

@@ -200,6 +200,29 @@ TEST_P(MatmulTest, ThreadCountsAndOutputStride) {
   }
 }
 
+TEST_P(MatmulTest, BatchedTokensMatchOneAtATimeBitForBit) {
+  // A token's output must not depend on the batch it is in (prefill in
+  // batches must reproduce one-token decode exactly).
+  const auto [type, isa] = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa);
+  IsaGuard guard(isa);
+  std::mt19937 rng(31 + static_cast<int>(type));
+  const int64_t rows = 40, cols = info(type).quantized ? 2 * info(type).block_size : 80, n = 11;
+  const auto wbytes = random_weights(type, rows, cols, rng);
+  std::vector<float> x(n * cols);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (auto& v : x) v = nd(rng);
+  ThreadPool pool(2);
+  const MatmulWeight w = prepare_weight(type, wbytes.data(), rows, cols);
+  std::vector<std::byte> ws(matmul_workspace_bytes(w, n, pool.size()));
+  std::vector<float> batched(n * rows), single(rows);
+  matmul(pool, w, x.data(), n, batched.data(), ws.data());
+  for (int64_t t = 0; t < n; ++t) {
+    matmul(pool, w, x.data() + t * cols, 1, single.data(), ws.data());
+    for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(single[r], batched[t * rows + r]) << "token " << t << " row " << r;
+  }
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (TensorType t : kTypes)

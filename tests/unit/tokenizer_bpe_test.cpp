@@ -63,8 +63,8 @@ TEST(TokenizerBpe, NonAsciiWhitespaceAndLettersFollowLlamaCpp) {
 }
 
 TEST(TokenizerBpe, RegexTranslationKeepsLlamaCppQuirks) {
-  // llama.cpp's \p{S} has no '~'; \s is its White_Space set.
-  EXPECT_EQ(llama_regex_to_pcre2(R"(\p{S})"), R"((?:(?!~)\p{S}))");
+  // \s is llama.cpp's White_Space set; letter subcategories mean any letter.
+  EXPECT_EQ(llama_regex_to_pcre2(R"(\p{S}\p{Lu})"), R"(\p{S}\p{L})");
   const std::string ws = llama_regex_to_pcre2(R"([^\s\p{L}])");
   EXPECT_NE(ws.find("\\x{3000}"), std::string::npos);
   EXPECT_EQ(llama_regex_to_pcre2("(a)(?:b)"), "(?:a)(?:b)");

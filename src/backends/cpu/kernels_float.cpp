@@ -1,5 +1,10 @@
 // Float-weight kernels: F32, F16 and BF16 rows times float activations.
 //
+// Every output is summed in the same order whatever the tile shape (16 lanes
+// over k, then one horizontal sum), so a token's result does not depend on how
+// many tokens are in the batch: batched prefill matches one-token decode bit
+// for bit.
+//
 // The SIMD versions compute a register tile of kRows weight rows x kTok
 // tokens: each weight vector (16 or 8 values, converted to float on load) is
 // used for kTok fused multiply-adds and each activation vector for kRows, with

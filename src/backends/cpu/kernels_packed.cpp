@@ -18,9 +18,10 @@
 // Rows past the end of the matrix are padded with zero scales. Layouts, per
 // group (all offsets in bytes; "row" is the lane 0..15; f16 = IEEE half):
 //
-// Q8_0, per block of 32 values (nb = cols / 32 blocks):
-//   qs[nb][8 quads][16 rows][4]  u8 = w + 128        (512 B per block)
-//   d [nb][16 rows]              f16                 (32 B per block, after all qs)
+// Q8_0, per pair of blocks of 32 values (1088 B; a last odd block is paired
+// with a zero block), in reading order:
+//   d [2 blocks][16 rows]           f16                 @0   (64)
+//   qs[2 blocks][8 quads][16 rows][4]  u8 = w + 128     @64  (1024)
 // Q4_K, per super-block of 256 (2368 B, 64-aligned):
 //   qs[8 sub][4 c][16 rows][4]   low nibble  = q[32 sub + 4c + i],
 //                                high nibble = q[32 sub + 16 + 4c + i]   @0    (2048)
@@ -28,13 +29,16 @@
 //   mn[4 p][16 rows][2]          u8 6-bit mins of sub 2p, 2p+1 (int16 pairs
 //                                after zero extension, for vpdpwssd)      @2176 (128)
 //   d[16 rows], dmin[16 rows]    f16                                      @2304 (64)
-// Q6_K, per super-block of 256 (3392 B: the 3360 of the blocks + 32 padding):
-//   ql[8 u][4 c][16 rows][4]     low nibble  = low 4 bits of q[32u + 4c + i],
-//                                high nibble = low 4 bits of q[32u + 16 + 4c + i]  @0 (2048)
-//   qh[8 u][2 h][16 rows][4]     bits 2j, 2j+1 of byte i = top 2 bits of
-//                                q[32u + 16h + 4j + i]  (j = 0..3)          @2048 (1024)
-//   sc[16 sub][16 rows]          int8 scale                               @3072 (256)
-//   d[16 rows]                   f16                                      @3328 (32)
+// Q6_K, per super-block of 256 (3392 B: the 3360 of the blocks + 32 padding),
+// in the order the kernel reads it so that the hardware prefetcher sees one
+// forward stream:
+//   sc[16 sub][16 rows]          int8 scale                               @0   (256)
+//   d[16 rows]                   f16 (+ 32 B padding)                     @256 (64)
+//   then for each unit u of 32 values, at 320 + 384 u:
+//   ql[4 c][16 rows][4]          low nibble  = low 4 bits of q[32u + 4c + i],
+//                                high nibble = low 4 bits of q[32u + 16 + 4c + i]  (256)
+//   qh[2 h][16 rows][4]          bits 2j, 2j+1 of byte i = top 2 bits of
+//                                q[32u + 16h + 4j + i]  (j = 0..3)                 (128)
 #include "backends/cpu/kernels_packed.h"
 
 #include <cstdlib>
@@ -69,7 +73,7 @@ size_t align64(size_t n) { return (n + 63) & ~size_t{63}; }
 
 size_t group_bytes(TensorType type, int64_t cols) {
   switch (type) {
-    case TensorType::Q8_0: return align64(static_cast<size_t>(cols / 32) * (512 + 32));
+    case TensorType::Q8_0: return static_cast<size_t>((cols / 32 + 1) / 2) * 1088;
     case TensorType::Q4_K: return static_cast<size_t>(cols / 256) * kQ4KSuper;
     case TensorType::Q6_K: return static_cast<size_t>(cols / 256) * kQ6KSuper;
     default: fail("no packed layout for ", type_name(type));
@@ -97,15 +101,16 @@ void put_f16(std::byte* p, uint16_t h) { std::memcpy(p, &h, 2); }
 void pack_q8_0(const void* data, int64_t rows, int64_t cols, PackedWeight& pw) {
   const int64_t nb = cols / 32;
   for (int64_t g = 0; g < pw.groups; ++g) {
-    auto* qs = reinterpret_cast<uint8_t*>(pw.data.get() + g * pw.group_bytes);
-    std::byte* dd = pw.data.get() + g * pw.group_bytes + nb * 512;
+    std::byte* group = pw.data.get() + g * pw.group_bytes;
     for (int64_t r = 0; r < kRows && g * kRows + r < rows; ++r) {
       const auto* blk = static_cast<const BlockQ8_0*>(data) + (g * kRows + r) * nb;
       for (int64_t b = 0; b < nb; ++b) {
-        put_f16(dd + 2 * (16 * b + r), blk[b].d);
+        std::byte* pair = group + (b / 2) * 1088;
+        put_f16(pair + 32 * (b % 2) + 2 * r, blk[b].d);
+        auto* qs = reinterpret_cast<uint8_t*>(pair + 64 + 512 * (b % 2));
         for (int j = 0; j < 8; ++j)
           for (int i = 0; i < 4; ++i)
-            qs[512 * b + 64 * j + 4 * r + i] = static_cast<uint8_t>(blk[b].qs[4 * j + i]) ^ 0x80;
+            qs[64 * j + 4 * r + i] = static_cast<uint8_t>(blk[b].qs[4 * j + i]) ^ 0x80;
       }
     }
   }
@@ -163,17 +168,17 @@ void pack_q6_k(const void* data, int64_t rows, int64_t cols, PackedWeight& pw) {
         for (int u = 0; u < 8; ++u) {
           for (int c = 0; c < 4; ++c)
             for (int i = 0; i < 4; ++i)
-              u8[256 * u + 64 * c + 4 * r + i] =
+              u8[320 + 384 * u + 64 * c + 4 * r + i] =
                   static_cast<uint8_t>((q[32 * u + 4 * c + i] & 0xf) | ((q[32 * u + 16 + 4 * c + i] & 0xf) << 4));
           for (int h = 0; h < 2; ++h)
             for (int i = 0; i < 4; ++i) {
               uint8_t bits = 0;
               for (int j = 0; j < 4; ++j) bits |= static_cast<uint8_t>((q[32 * u + 16 * h + 4 * j + i] >> 4) << (2 * j));
-              u8[2048 + 128 * u + 64 * h + 4 * r + i] = bits;
+              u8[320 + 384 * u + 256 + 64 * h + 4 * r + i] = bits;
             }
         }
-        for (int s = 0; s < 16; ++s) u8[3072 + 16 * s + r] = static_cast<uint8_t>(blk[b].scales[s]);
-        put_f16(sb + 3328 + 2 * r, blk[b].d);
+        for (int s = 0; s < 16; ++s) u8[16 * s + r] = static_cast<uint8_t>(blk[b].scales[s]);
+        put_f16(sb + 256 + 2 * r, blk[b].d);
       }
     }
 }
@@ -199,11 +204,12 @@ inline const Act& act_block(const std::byte* row, int64_t b) {
 template <int T>
 RAYO_AVX512 void q8_0_group(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
   const int64_t nb = cols / 32;
-  const std::byte* dd = g + nb * 512;
   for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* pair = g + (b / 2) * 1088;
+    const std::byte* qs = pair + 64 + 512 * (b % 2);
     __m512i w[8];
-    for (int j = 0; j < 8; ++j) w[j] = load512(g + 512 * b + 64 * j);
-    const __m512 wd = load_f16x16(dd + 32 * b);
+    for (int j = 0; j < 8; ++j) w[j] = load512(qs + 64 * j);
+    const __m512 wd = load_f16x16(pair + 32 * (b % 2));
     for (int t = 0; t < T; ++t) {
       const ActBlock32& x = act_block<ActBlock32>(xt[t], b);
       __m512i s = _mm512_set1_epi32(-128 * x.sum);
@@ -283,14 +289,15 @@ RAYO_AVX512 void q6_k_group(const std::byte* g, int64_t cols, const std::byte* c
     __m512i tot[T];
     for (int t = 0; t < T; ++t) tot[t] = _mm512_setzero_si512();
     for (int u = 0; u < 8; ++u) {
-      const __m512i qh0 = load512(sb + 2048 + 128 * u), qh1 = load512(sb + 2048 + 128 * u + 64);
+      const std::byte* unit = sb + 320 + 384 * u;
+      const __m512i qh0 = load512(unit + 256), qh1 = load512(unit + 320);
       __m512i w[8];
-      q6_decode_pair<0>(sb + 256 * u, qh0, qh1, w);
-      q6_decode_pair<1>(sb + 256 * u, qh0, qh1, w);
-      q6_decode_pair<2>(sb + 256 * u, qh0, qh1, w);
-      q6_decode_pair<3>(sb + 256 * u, qh0, qh1, w);
-      const __m512i sc0 = _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(sb + 3072 + 32 * u)));
-      const __m512i sc1 = _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(sb + 3088 + 32 * u)));
+      q6_decode_pair<0>(unit, qh0, qh1, w);
+      q6_decode_pair<1>(unit, qh0, qh1, w);
+      q6_decode_pair<2>(unit, qh0, qh1, w);
+      q6_decode_pair<3>(unit, qh0, qh1, w);
+      const __m512i sc0 = _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(sb + 32 * u)));
+      const __m512i sc1 = _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(sb + 16 + 32 * u)));
       for (int t = 0; t < T; ++t) {
         const ActBlockK& x = act_block<ActBlockK>(xt[t], b);
         const int8_t* xq = x.qs + 32 * u;
@@ -303,7 +310,7 @@ RAYO_AVX512 void q6_k_group(const std::byte* g, int64_t cols, const std::byte* c
         tot[t] = _mm512_add_epi32(tot[t], _mm512_add_epi32(_mm512_mullo_epi32(i0, sc0), _mm512_mullo_epi32(i1, sc1)));
       }
     }
-    const __m512 d = load_f16x16(sb + 3328);
+    const __m512 d = load_f16x16(sb + 256);
     for (int t = 0; t < T; ++t) {
       const __m512 xd = _mm512_set1_ps(act_block<ActBlockK>(xt[t], b).d);
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tot[t]), _mm512_mul_ps(d, xd), acc[t]);
