@@ -378,11 +378,11 @@ TEST(ServerAuth, ApiKeyIsRequiredExceptForHealth) {
 
 TEST(ServerQueue, BeyondTheQueueRequestsGet503WithRetryAfter) {
   RAYO_REQUIRE_SHARED();
-  ServerProcess s({"-m", stories(), "-c", "512", "-t", "1", "--parallel", "1", "--max-queue", "0"});
+  ServerProcess s({"-m", stories(), "-c", "4096", "-t", "1", "--parallel", "1", "--max-queue", "0"});
   ASSERT_TRUE(s.ok());
   std::atomic<bool> running{false}, release{false};
   std::thread long_request([&] {
-    json body = {{"prompt", "Once"}, {"max_tokens", 500}, {"ignore_eos", true}, {"stream", true}};
+    json body = {{"prompt", "Once"}, {"max_tokens", 4000}, {"ignore_eos", true}, {"stream", true}};
     post_stream(s.address(), "/v1/completions", body.dump(), [&](const std::string&) {
       running = true;
       return !release.load();

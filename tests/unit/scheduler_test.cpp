@@ -164,7 +164,7 @@ TEST(Scheduler, LogprobsAreNormalisedAndRankTheChosenTokenFirstWhenGreedy) {
 
 TEST(Scheduler, CancellationFreesTheSequenceAtOnce) {
   RAYO_REQUIRE_SHARED();
-  Scheduler s(load("stories260K"), opts(2, 256));
+  Scheduler s(load("stories260K"), opts(2, 4096));  // thousands of steps: far longer than the test needs
   Request r = greedy({1, 403, 407}, -1);
   r.ignore_eos = true;  // would run to the end of the context
   auto stream = s.submit(r);
@@ -175,7 +175,7 @@ TEST(Scheduler, CancellationFreesTheSequenceAtOnce) {
   stream->cancel();
   const auto rest = stream->wait();
   EXPECT_TRUE(rest.done);
-  EXPECT_LT(u.tokens.size() + rest.tokens.size(), 250u);
+  EXPECT_LT(u.tokens.size() + rest.tokens.size(), 4000u);
   EXPECT_EQ(s.stats().blocks_used.load(), 0);
   EXPECT_EQ(s.stats().cancelled.load(), 1u);
   EXPECT_EQ(s.in_flight(), 0);
@@ -204,23 +204,27 @@ TEST(Scheduler, RefusesWhatCannotFitAndWhatOverflowsTheQueue) {
   EXPECT_THROW(s.submit(greedy({1, 9999}, 4)), SubmitError);  // outside the vocabulary
   EXPECT_THROW(s.submit(greedy({}, 4)), SubmitError);
 
-  // One runs, one waits, the third is refused.
+  // One runs, one waits, the third is refused. A long context keeps the first
+  // one busy (thousands of steps) far longer than three submits take.
+  auto lo = opts(1, 4096);
+  lo.max_queue = 1;
+  Scheduler q(load("stories260K"), lo);
   Request endless = greedy({1, 403}, -1);
   endless.ignore_eos = true;
-  auto a = s.submit(endless), b = s.submit(endless);
+  auto a = q.submit(endless), b = q.submit(endless);
   try {
-    s.submit(endless);
+    q.submit(endless);
     FAIL() << "a third request was queued beyond max_queue";
   } catch (const SubmitError& e) {
     EXPECT_EQ(e.kind, SubmitError::QueueFull);
   }
-  EXPECT_EQ(s.stats().rejected.load(), 1u);
+  EXPECT_EQ(q.stats().rejected.load(), 1u);
   a->cancel();
   b->cancel();
   a->wait();
   b->wait();
   // The admitted requests ended cleanly; the scheduler takes new work.
-  const auto c = s.submit(greedy({1, 403}, 3))->wait();
+  const auto c = q.submit(greedy({1, 403}, 3))->wait();
   EXPECT_EQ(c.completion_tokens, 3);
 }
 
