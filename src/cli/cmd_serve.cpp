@@ -1,0 +1,123 @@
+// rayo serve: an OpenAI-compatible HTTP server with continuous batching.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "cli/command.h"
+#include "cli/options.h"
+#include "common/error.h"
+#include "runtime/scheduler.h"
+#include "server/http_server.h"
+
+namespace rayo::cli {
+namespace {
+
+struct ServeOptions {
+  ModelOptions model;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int64_t parallel = 4;
+  int64_t prefill_chunk = 128;
+  int64_t max_queue = 64;
+  int64_t kv_blocks = 0;
+  std::string api_key;
+  std::string alias;
+  size_t max_body = 16u << 20;
+  double shutdown_timeout = 10;
+};
+
+void serve(const ServeOptions& o) {
+  if (o.parallel < 1) fail("--parallel must be at least 1, got ", o.parallel);
+  if (o.shutdown_timeout < 0) fail("--shutdown-timeout must not be negative");
+  // SIGINT/SIGTERM are taken by one thread (sigwait), so every other thread
+  // started from here on has them blocked.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto model = load_model(o.model);
+  const auto session = session_options(o.model, *model);
+  runtime::SchedulerOptions so;
+  so.max_seqs = o.parallel;
+  so.max_seq_len = session.n_ctx > 0 ? session.n_ctx : 4096;
+  so.prefill_chunk = o.prefill_chunk;
+  so.max_queue = o.max_queue;
+  so.n_blocks = o.kv_blocks;
+  so.n_threads = session.n_threads;
+  so.kv_type = session.kv_type;
+  runtime::Scheduler scheduler(model, so);
+
+  server::ServerOptions sv;
+  sv.host = o.host;
+  sv.port = o.port;
+  sv.api_key = o.api_key;
+  sv.model_name = o.alias.empty() ? std::filesystem::path(o.model.model).filename().string() : o.alias;
+  sv.max_body_bytes = o.max_body;
+  server::HttpServer http(scheduler, sv);
+  const int port = http.bind();
+
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    std::fprintf(stderr, "rayo serve: %s received, finishing %lld requests in flight\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long long>(scheduler.in_flight()));
+    // New requests get 503 from now on; streams in flight run to their end
+    // (bounded by --shutdown-timeout) before the listener closes, because
+    // closing it also ends the responses still being written.
+    scheduler.drain();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.shutdown_timeout);
+    auto busy = [&] { return scheduler.in_flight() > 0 || http.streams_open() > 0; };
+    while (busy() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    scheduler.stop();  // cancels whatever is left; its clients get an error event
+    const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (http.streams_open() > 0 && std::chrono::steady_clock::now() < grace)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    http.stop();
+  });
+
+  std::fprintf(stderr, "rayo serve: %s on http://%s:%d (%lld sequences of %lld tokens, %lld KV blocks, buckets",
+               sv.model_name.c_str(), o.host.c_str(), port, static_cast<long long>(so.max_seqs),
+               static_cast<long long>(so.max_seq_len), static_cast<long long>(scheduler.stats().blocks_total));
+  for (int64_t b : scheduler.buckets()) std::fprintf(stderr, " %lld", static_cast<long long>(b));
+  std::fprintf(stderr, ")\n");
+  std::printf("listening on http://%s:%d\n", o.host.c_str(), port);
+  std::fflush(stdout);
+  http.run();
+  signal_thread.join();
+  std::fprintf(stderr, "rayo serve: stopped\n");
+}
+
+void setup(CLI::App& root) {
+  auto o = std::make_shared<ServeOptions>();
+  auto* cmd = root.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
+  add_model_options(cmd, o->model);
+  cmd->add_option("--host", o->host, "address to listen on (loopback by default)")->capture_default_str();
+  cmd->add_option("--port", o->port, "TCP port (0: any free port, printed on stdout)")->capture_default_str();
+  cmd->add_option("--parallel,--n-parallel", o->parallel, "sequences decoded together")->capture_default_str();
+  cmd->add_option("--prefill-chunk", o->prefill_chunk, "prompt tokens per batched step")->capture_default_str();
+  cmd->add_option("--max-queue", o->max_queue, "requests that may wait for a free sequence before 503")
+      ->capture_default_str();
+  cmd->add_option("--kv-blocks", o->kv_blocks, "KV cache blocks of 16 positions (0: --parallel full contexts)")
+      ->capture_default_str();
+  cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every endpoint but /health");
+  cmd->add_option("-a,--alias", o->alias, "model name in responses (default: the file name)");
+  cmd->add_option("--max-body-bytes", o->max_body, "largest request body accepted")->capture_default_str();
+  cmd->add_option("--shutdown-timeout", o->shutdown_timeout,
+                  "seconds in-flight requests may take to finish after SIGINT/SIGTERM")
+      ->capture_default_str();
+  cmd->callback([o] { serve(*o); });
+}
+
+}  // namespace
+
+RAYO_COMMAND(serve, 40, setup);
+
+}  // namespace rayo::cli

@@ -1,0 +1,51 @@
+#pragma once
+// Counters and latency histograms of the batched runtime, read by the server's
+// /metrics endpoint. Updated by the scheduler thread, read by any thread.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace rayo::runtime {
+
+// A cumulative histogram with fixed upper bounds (seconds), Prometheus style.
+class LatencyHistogram {
+ public:
+  explicit LatencyHistogram(std::vector<double> bounds);
+  void observe(double seconds);
+
+  struct Snapshot {
+    std::vector<double> bounds;
+    std::vector<uint64_t> cumulative;  // observations <= bounds[i]
+    uint64_t count = 0;
+    double sum = 0;
+  };
+  Snapshot snapshot() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<double> bounds_;
+  std::vector<uint64_t> counts_;  // per bucket, not cumulative; last = above every bound
+  uint64_t count_ = 0;
+  double sum_ = 0;
+};
+
+struct BatchStats {
+  std::atomic<uint64_t> prompt_tokens{0};     // prompt tokens evaluated
+  std::atomic<uint64_t> generated_tokens{0};  // tokens sampled and delivered
+  std::atomic<uint64_t> steps{0};             // graph steps run
+  std::atomic<uint64_t> step_tokens{0};       // token rows over all steps
+  std::atomic<uint64_t> finished{0};          // requests that completed (stop or length)
+  std::atomic<uint64_t> cancelled{0};         // requests cancelled by their client
+  std::atomic<uint64_t> rejected{0};          // refused: queue full
+  std::atomic<int64_t> waiting{0};            // admitted to the queue, not yet running
+  std::atomic<int64_t> running{0};            // sequences holding cache blocks
+  std::atomic<int64_t> blocks_used{0};
+  int64_t blocks_total = 0;
+
+  LatencyHistogram time_to_first_token{{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
+  LatencyHistogram inter_token_latency{{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5}};
+};
+
+}  // namespace rayo::runtime

@@ -1,0 +1,44 @@
+#include "runtime/block_allocator.h"
+
+#include "common/error.h"
+
+namespace rayo::runtime {
+
+BlockAllocator::BlockAllocator(int64_t n_blocks, int64_t block_size) : block_size_(block_size) {
+  if (n_blocks <= 0 || n_blocks > INT32_MAX) fail("the KV cache needs a positive number of blocks, got ", n_blocks);
+  if (block_size <= 0) fail("KV cache blocks need a positive size, got ", block_size);
+  refs_.assign(static_cast<size_t>(n_blocks), 0);
+  free_.reserve(static_cast<size_t>(n_blocks));
+  for (int64_t b = n_blocks - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));  // block 0 first
+}
+
+bool BlockAllocator::allocate(int64_t n, std::vector<int32_t>& table) {
+  RAYO_CHECK(n >= 0, "negative block count ", n);
+  if (n > n_free()) return false;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t b = free_.back();
+    free_.pop_back();
+    refs_[b] = 1;
+    table.push_back(b);
+  }
+  return true;
+}
+
+void BlockAllocator::retain(int32_t block) {
+  RAYO_CHECK(block >= 0 && block < n_blocks() && refs_[block] > 0, "retaining block ", block, ", which is not in use");
+  ++refs_[block];
+}
+
+void BlockAllocator::release(std::span<const int32_t> blocks) {
+  for (int32_t b : blocks) {
+    RAYO_CHECK(b >= 0 && b < n_blocks() && refs_[b] > 0, "releasing block ", b, ", which is not in use");
+    if (--refs_[b] == 0) free_.push_back(b);
+  }
+}
+
+int32_t BlockAllocator::ref_count(int32_t block) const {
+  RAYO_CHECK(block >= 0 && block < n_blocks(), "block ", block, " outside the pool of ", n_blocks());
+  return refs_[block];
+}
+
+}  // namespace rayo::runtime

@@ -1,0 +1,469 @@
+#include "runtime/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "backends/cpu/cpu_backend.h"
+#include "common/strings.h"
+#include "runtime/block_allocator.h"
+#include "runtime/session.h"
+#include "tokenizer/tokenizer.h"
+
+namespace rayo::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Length of the longest suffix of `text` that is a proper prefix of a stop
+// string: that much text is held back until the next token decides.
+size_t held_back(std::string_view text, const std::vector<std::string>& stops) {
+  size_t hold = 0;
+  for (const auto& s : stops)
+    for (size_t n = std::min(text.size(), s.size() - 1); n > hold; --n)
+      if (text.substr(text.size() - n) == std::string_view(s).substr(0, n)) {
+        hold = n;
+        break;
+      }
+  return hold;
+}
+
+// log-softmax of the chosen token and the `top` most likely tokens.
+GeneratedToken with_logprobs(int32_t id, std::span<const float> logits, int top) {
+  GeneratedToken g;
+  g.id = id;
+  const float max_logit = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
+  const float lse = max_logit + static_cast<float>(std::log(sum));
+  g.logprob = logits[id] - lse;
+  if (top > 0) {
+    std::vector<int32_t> ids(logits.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+    const size_t k = std::min<size_t>(static_cast<size_t>(top), ids.size());
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) {
+      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+    });
+    for (size_t i = 0; i < k; ++i) g.top.push_back({ids[i], logits[ids[i]] - lse});
+  }
+  return g;
+}
+
+}  // namespace
+
+// ---- RequestStream -----------------------------------------------------------
+
+bool RequestStream::next(Update& out, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  if (!cv_.wait_for(lock, timeout, [&] { return news_; })) return false;
+  out = std::move(pending_);
+  pending_ = Update{};
+  pending_.done = out.done;  // stays done: later calls see the end again
+  pending_.finish = out.finish;
+  pending_.prompt_tokens = out.prompt_tokens;
+  pending_.completion_tokens = out.completion_tokens;
+  pending_.error = out.error;
+  news_ = out.done;
+  return true;
+}
+
+RequestStream::Update RequestStream::wait() {
+  Update all, part;
+  while (!all.done) {
+    if (!next(part, std::chrono::milliseconds(1000))) continue;
+    all.text += part.text;
+    for (auto& t : part.tokens) all.tokens.push_back(std::move(t));
+    all.done = part.done;
+    all.finish = part.finish;
+    all.prompt_tokens = part.prompt_tokens;
+    all.completion_tokens = part.completion_tokens;
+    all.error = part.error;
+  }
+  return all;
+}
+
+void RequestStream::push(std::string_view text, const GeneratedToken* token) {
+  {
+    std::lock_guard lock(mutex_);
+    pending_.text += text;
+    if (token) pending_.tokens.push_back(*token);
+    news_ = true;
+  }
+  cv_.notify_all();
+}
+
+void RequestStream::finish(FinishReason reason, int64_t prompt_tokens, int64_t completion_tokens, std::string error) {
+  {
+    std::lock_guard lock(mutex_);
+    pending_.done = true;
+    pending_.finish = reason;
+    pending_.prompt_tokens = prompt_tokens;
+    pending_.completion_tokens = completion_tokens;
+    pending_.error = std::move(error);
+    news_ = true;
+  }
+  cv_.notify_all();
+}
+
+// ---- Scheduler -----------------------------------------------------------------
+
+struct Scheduler::Sequence {
+  Sequence(Request r, const Model& model)
+      : request(std::move(r)),
+        sampler(request.sampling, model.spec().n_vocab),
+        decoder(model.tokenizer(), false),
+        stream(std::make_shared<RequestStream>()),
+        submitted(Clock::now()) {}
+  Request request;
+  Sampler sampler;
+  tokenizer::StreamingDecoder decoder;
+  std::shared_ptr<RequestStream> stream;
+  std::vector<int32_t> blocks;  // block table, position order
+  int64_t reserve_positions = 0;
+  int64_t n_past = 0;           // positions in the cache
+  int32_t next_token = -1;      // sampled, to be evaluated in the next step
+  int64_t n_generated = 0;
+  std::string text;             // generated text so far (cut at a stop string)
+  size_t emitted = 0;           // bytes of text already streamed
+  bool done = false;
+  bool cut = false;             // a stop string ended the text
+  Clock::time_point submitted, last_token;
+
+  bool prefilling() const { return n_past < static_cast<int64_t>(request.prompt.size()); }
+};
+
+Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions& options)
+    : model_(std::move(model)), options_(options) {
+  auto& o = options_;
+  if (o.max_seqs < 1 || o.max_seqs > 1024) fail("--parallel must be between 1 and 1024, got ", o.max_seqs);
+  if (o.max_seq_len < 2) fail("the context must hold at least 2 tokens, got ", o.max_seq_len);
+  if (o.block_size < 1) fail("KV cache blocks need a positive size, got ", o.block_size);
+  if (o.prefill_chunk < 1) fail("the prefill chunk must be positive, got ", o.prefill_chunk);
+  if (o.max_queue < 0) fail("the queue length must not be negative, got ", o.max_queue);
+  max_blocks_per_seq_ = (o.max_seq_len + o.block_size - 1) / o.block_size;
+  if (o.n_blocks <= 0) o.n_blocks = o.max_seqs * max_blocks_per_seq_;
+  const int max_threads = 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (o.n_threads < 0 || o.n_threads > max_threads)
+    fail("thread count must be between 1 and ", max_threads, " on this machine, got ", o.n_threads);
+  const int n_threads = o.n_threads > 0 ? o.n_threads : default_thread_count();
+
+  const auto& spec = model_->spec();
+  backend_ = std::make_unique<cpu::CpuBackend>(n_threads);
+  graph::KvCacheConfig kv;
+  kv.n_layers = static_cast<int>(spec.n_layers);
+  kv.kv_width = spec.kv_dim();
+  kv.block_size = o.block_size;
+  kv.n_blocks = o.n_blocks;
+  kv.max_seq_len = o.max_seq_len;
+  kv.type = o.kv_type;
+  backend_->init_kv_cache(kv);
+  allocator_ = std::make_unique<BlockAllocator>(o.n_blocks, o.block_size);
+  stats_.blocks_total = o.n_blocks;
+
+  // Batch buckets: 1, 2, 4, ... below the largest step, then the largest step.
+  const int64_t largest = o.max_seqs + o.prefill_chunk;
+  std::vector<int64_t> sizes;
+  for (int64_t n = 1; n < largest; n *= 2) sizes.push_back(n);
+  sizes.push_back(largest);
+  for (int64_t n : sizes) {
+    graph::Graph g = model_->architecture().build(model_->file(), spec,
+                                                  graph::GraphConfig{n, std::min(n, o.max_seqs)});
+    executors_.push_back(std::make_unique<graph::Executor>(*backend_, std::move(g)));
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+Scheduler::~Scheduler() { stop(); }
+
+std::vector<int64_t> Scheduler::buckets() const {
+  std::vector<int64_t> out;
+  for (const auto& e : executors_) out.push_back(e->graph().config().max_tokens);
+  return out;
+}
+
+int64_t Scheduler::in_flight() const { return in_flight_.load(); }
+
+std::shared_ptr<RequestStream> Scheduler::submit(Request request) {
+  const int64_t n_prompt = static_cast<int64_t>(request.prompt.size());
+  const int64_t n_vocab = model_->spec().n_vocab;
+  if (n_prompt == 0) throw SubmitError(SubmitError::Invalid, "the prompt has no tokens");
+  for (int32_t t : request.prompt)
+    if (t < 0 || t >= n_vocab)
+      throw SubmitError(SubmitError::Invalid, cat("token id ", t, " is outside the vocabulary of ", n_vocab));
+  for (const auto& s : request.stop)
+    if (s.empty()) throw SubmitError(SubmitError::Invalid, "a stop string is empty");
+  if (request.max_tokens < -1) throw SubmitError(SubmitError::Invalid, "max_tokens must not be negative");
+  if (request.max_tokens == 0) throw SubmitError(SubmitError::Invalid, "max_tokens must be at least 1");
+  if (request.logprobs > 20) throw SubmitError(SubmitError::Invalid, "at most 20 top logprobs may be asked for");
+  try {
+    request.sampling.validate();
+  } catch (const Error& e) {
+    throw SubmitError(SubmitError::Invalid, e.what());
+  }
+  const int64_t ctx = options_.max_seq_len;
+  if (n_prompt >= ctx)
+    throw SubmitError(SubmitError::TooLong, cat("this model's context is ", ctx, " tokens, but the prompt is ", n_prompt,
+                                                " tokens, leaving no room to generate"));
+  if (request.max_tokens > 0 && n_prompt + request.max_tokens > ctx)
+    throw SubmitError(SubmitError::TooLong,
+                      cat("this model's context is ", ctx, " tokens, but ", n_prompt + request.max_tokens,
+                          " were requested (", n_prompt, " in the prompt, ", request.max_tokens, " to generate)"));
+
+  auto seq = std::make_unique<Sequence>(std::move(request), *model_);
+  // The last generated token is never evaluated: prompt + max_tokens - 1 positions.
+  seq->reserve_positions = seq->request.max_tokens > 0 ? n_prompt + seq->request.max_tokens - 1 : ctx;
+  if (allocator_->blocks_for(seq->reserve_positions) > allocator_->n_blocks())
+    throw SubmitError(SubmitError::TooLong, cat("the request needs ", seq->reserve_positions,
+                                                " positions of KV cache, more than the server's pool of ",
+                                                allocator_->n_blocks() * allocator_->block_size()));
+  auto stream = seq->stream;
+  {
+    std::lock_guard lock(mutex_);
+    if (draining_ || stopping_) throw SubmitError(SubmitError::ShuttingDown, "the server is shutting down");
+    // Requests that can start at the next step do not count against the queue.
+    const int64_t free_slots = options_.max_seqs - stats_.running.load();
+    if (static_cast<int64_t>(waiting_.size()) >= options_.max_queue + std::max<int64_t>(free_slots, 0)) {
+      ++stats_.rejected;
+      throw SubmitError(SubmitError::QueueFull, cat("the server is busy: ", waiting_.size(),
+                                                    " requests are waiting; retry later"));
+    }
+    waiting_.push_back(std::move(seq));
+    stats_.waiting.store(static_cast<int64_t>(waiting_.size()));
+    ++in_flight_;
+  }
+  cv_.notify_one();
+  return stream;
+}
+
+void Scheduler::drain() {
+  std::lock_guard lock(mutex_);
+  draining_ = true;
+}
+
+void Scheduler::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Scheduler::loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_) break;
+      if (running_.empty() && waiting_.empty()) cv_.wait(lock, [&] { return stopping_ || !waiting_.empty(); });
+      if (stopping_) break;
+    }
+    admit();
+    if (running_.empty()) {
+      // Everything waiting was cancelled, or nothing fits yet: wait for news.
+      std::unique_lock lock(mutex_);
+      cv_.wait_for(lock, std::chrono::milliseconds(20));
+      continue;
+    }
+    try {
+      step();
+    } catch (const std::exception& e) {
+      // An engine failure ends the requests of this step, not the server.
+      std::fprintf(stderr, "rayo: error in a batch step: %s\n", e.what());
+      for (auto& s : running_)
+        if (!s->done) finish(*s, FinishReason::Stop, e.what());
+    }
+    std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->done; });
+    stats_.running.store(static_cast<int64_t>(running_.size()));
+  }
+  // Stopping: every request still in flight ends now.
+  std::deque<std::unique_ptr<Sequence>> waiting;
+  {
+    std::lock_guard lock(mutex_);
+    waiting.swap(waiting_);
+    stats_.waiting.store(0);
+  }
+  for (auto& s : running_)
+    if (!s->done) finish(*s, FinishReason::Stop, "the server is shutting down");
+  for (auto& s : waiting) {
+    --in_flight_;
+    s->stream->finish(FinishReason::Stop, 0, 0, "the server is shutting down");
+  }
+  running_.clear();
+  stats_.running.store(0);
+}
+
+void Scheduler::admit() {
+  std::lock_guard lock(mutex_);
+  // Cancelled requests leave the queue without ever running.
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if ((*it)->stream->cancelled()) {
+      ++stats_.cancelled;
+      --in_flight_;
+      (*it)->stream->finish(FinishReason::Stop, 0, 0);
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // First come, first served: a request that does not fit blocks those behind
+  // it, so that a long one is not starved by a stream of short ones.
+  while (!waiting_.empty() && static_cast<int64_t>(running_.size()) < options_.max_seqs) {
+    Sequence& s = *waiting_.front();
+    if (!allocator_->allocate(allocator_->blocks_for(s.reserve_positions), s.blocks)) break;
+    for (int32_t t : s.request.prompt) s.sampler.accept(t);
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+  stats_.waiting.store(static_cast<int64_t>(waiting_.size()));
+  stats_.running.store(static_cast<int64_t>(running_.size()));
+  stats_.blocks_used.store(allocator_->n_used());
+}
+
+graph::Executor& Scheduler::bucket_for(int64_t n_tokens) {
+  for (auto& e : executors_)
+    if (e->graph().config().max_tokens >= n_tokens) return *e;
+  RAYO_CHECK(false, "a step of ", n_tokens, " tokens is larger than every bucket");
+  return *executors_.back();
+}
+
+void Scheduler::step() {
+  // Cancelled sequences free their blocks before the step.
+  for (auto& s : running_)
+    if (!s->done && s->stream->cancelled()) {
+      ++stats_.cancelled;
+      finish(*s, FinishReason::Stop);
+    }
+  std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->done; });
+  if (running_.empty()) return;
+
+  std::vector<int32_t> tokens, positions, seq_index, outputs, table;
+  std::vector<Sequence*> step_seqs, output_seqs;
+  auto add_seq = [&](Sequence* s) {
+    step_seqs.push_back(s);
+    table.insert(table.end(), s->blocks.begin(), s->blocks.end());
+    table.resize(step_seqs.size() * static_cast<size_t>(max_blocks_per_seq_), -1);
+    return static_cast<int32_t>(step_seqs.size() - 1);
+  };
+  // Decode rows first: one token of every sequence past its prompt.
+  for (auto& s : running_) {
+    if (s->prefilling()) continue;
+    const int32_t idx = add_seq(s.get());
+    outputs.push_back(static_cast<int32_t>(tokens.size()));
+    output_seqs.push_back(s.get());
+    tokens.push_back(s->next_token);
+    positions.push_back(static_cast<int32_t>(s->n_past));
+    seq_index.push_back(idx);
+  }
+  // Then up to prefill_chunk prompt tokens, oldest sequences first.
+  int64_t budget = options_.prefill_chunk;
+  std::vector<std::pair<Sequence*, int64_t>> prefilled;
+  for (auto& s : running_) {
+    if (budget == 0) break;
+    if (!s->prefilling()) continue;
+    const int64_t n_prompt = static_cast<int64_t>(s->request.prompt.size());
+    const int64_t n = std::min(budget, n_prompt - s->n_past);
+    const int32_t idx = add_seq(s.get());
+    for (int64_t i = 0; i < n; ++i) {
+      tokens.push_back(s->request.prompt[s->n_past + i]);
+      positions.push_back(static_cast<int32_t>(s->n_past + i));
+      seq_index.push_back(idx);
+    }
+    if (s->n_past + n == n_prompt) {  // the prompt's last token gives the first logits
+      outputs.push_back(static_cast<int32_t>(tokens.size() - 1));
+      output_seqs.push_back(s.get());
+    }
+    prefilled.push_back({s.get(), n});
+    budget -= n;
+  }
+
+  graph::Executor& ex = bucket_for(static_cast<int64_t>(tokens.size()));
+  graph::StepInputs in{tokens, positions, outputs, seq_index, table, static_cast<int32_t>(max_blocks_per_seq_)};
+  std::span<const float> logits = ex.step(in);
+  ++stats_.steps;
+  stats_.step_tokens += tokens.size();
+
+  for (Sequence* s : step_seqs)
+    if (!s->prefilling()) ++s->n_past;  // its decode token is now in the cache
+  for (auto& [s, n] : prefilled) {
+    s->n_past += n;
+    stats_.prompt_tokens += static_cast<uint64_t>(n);
+  }
+  const size_t n_vocab = static_cast<size_t>(model_->spec().n_vocab);
+  for (size_t i = 0; i < output_seqs.size(); ++i) sample(*output_seqs[i], logits.subspan(i * n_vocab, n_vocab));
+}
+
+void Scheduler::sample(Sequence& s, std::span<const float> logits) {
+  const auto& tok = model_->tokenizer();
+  const int32_t id = s.sampler.sample(logits);
+  s.sampler.accept(id);
+  // Latencies count delivered tokens only (the histograms' counts then match
+  // the usage figures), plus the time to an answer that is empty.
+  const auto now = Clock::now();
+  const bool eog = tok.is_eog(id) && !s.request.ignore_eos;
+  if (s.n_generated == 0)
+    stats_.time_to_first_token.observe(seconds_between(s.submitted, now));
+  else if (!eog)
+    stats_.inter_token_latency.observe(seconds_between(s.last_token, now));
+  s.last_token = now;
+  if (eog) return finish(s, FinishReason::Stop);
+
+  ++s.n_generated;
+  ++stats_.generated_tokens;
+  GeneratedToken g;
+  if (s.request.logprobs >= 0)
+    g = with_logprobs(id, logits, s.request.logprobs);
+  else
+    g.id = id;
+  s.text += s.decoder.push(id);
+  const size_t before = s.emitted;
+  const bool stopped = emit(s, false);
+  s.stream->push(std::string_view(s.text).substr(before, s.emitted - before), &g);
+  if (stopped) return finish(s, FinishReason::Stop);
+  if (s.request.max_tokens > 0 && s.n_generated >= s.request.max_tokens) return finish(s, FinishReason::Length);
+  if (s.n_past >= options_.max_seq_len) return finish(s, FinishReason::Length);  // no room to evaluate it
+  s.next_token = id;
+}
+
+// Advances s.emitted over the text that is final; true when a stop string ended it.
+bool Scheduler::emit(Sequence& s, bool last) {
+  for (const auto& stop : s.request.stop) {
+    const size_t from = s.emitted >= stop.size() ? s.emitted - stop.size() + 1 : 0;
+    const size_t at = s.text.find(stop, from);
+    if (at != std::string::npos) {
+      s.text.resize(at);
+      s.emitted = at;
+      s.cut = true;
+      return true;
+    }
+  }
+  const size_t hold = last ? 0 : held_back(std::string_view(s.text).substr(s.emitted), s.request.stop);
+  s.emitted = std::max(s.emitted, s.text.size() - hold);
+  return false;
+}
+
+void Scheduler::finish(Sequence& s, FinishReason reason, const std::string& error) {
+  if (s.done) return;
+  s.done = true;
+  if (error.empty() && !s.stream->cancelled()) {
+    // Whatever the decoder or the stop-string check held back is final now,
+    // unless a stop string already cut the text.
+    const size_t before = s.emitted;
+    if (!s.cut) {
+      s.text += s.decoder.finish();
+      if (emit(s, true)) reason = FinishReason::Stop;
+    }
+    if (s.emitted > before) s.stream->push(std::string_view(s.text).substr(before, s.emitted - before), nullptr);
+  }
+  allocator_->release(s.blocks);
+  s.blocks.clear();
+  stats_.blocks_used.store(allocator_->n_used());
+  if (!s.stream->cancelled() && error.empty()) ++stats_.finished;
+  --in_flight_;
+  s.stream->finish(reason, static_cast<int64_t>(s.request.prompt.size()), s.n_generated, error);
+}
+
+}  // namespace rayo::runtime

@@ -1,0 +1,260 @@
+// The continuous-batching scheduler, driven with token ids (teacher-forced
+// prompts from llama.cpp's reference) on the shared stories260K model.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "runtime/scheduler.h"
+#include "support/paths.h"
+#include "support/reference.h"
+
+namespace rayo::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::shared_ptr<const Model> load(const std::string& name) {
+  return Model::load(test::shared_path("models/" + name + ".gguf").string());
+}
+
+SchedulerOptions opts(int64_t max_seqs, int64_t ctx = 128, int64_t chunk = 64) {
+  SchedulerOptions o;
+  o.max_seqs = max_seqs;
+  o.max_seq_len = ctx;
+  o.prefill_chunk = chunk;
+  o.n_threads = 1;  // the results do not depend on it; one thread is quickest on a loaded machine
+  return o;
+}
+
+Request greedy(std::vector<int32_t> prompt, int64_t max_tokens) {
+  Request r;
+  r.prompt = std::move(prompt);
+  r.sampling.temperature = 0;
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+std::vector<int32_t> ids(const RequestStream::Update& u) {
+  std::vector<int32_t> out;
+  for (const auto& t : u.tokens) out.push_back(t.id);
+  return out;
+}
+
+TEST(Scheduler, GreedyContinuationsMatchLlamaCpp) {
+  RAYO_REQUIRE_SHARED();
+  const auto ref = test::load_reference(test::shared_path("reference/stories260K.json").string());
+  Scheduler s(load("stories260K"), opts(4, 512));
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (const auto& c : ref.cases) streams.push_back(s.submit(greedy(c.tokens, static_cast<int64_t>(c.greedy.size()))));
+  for (size_t i = 0; i < ref.cases.size(); ++i) {
+    const auto r = streams[i]->wait();
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(ids(r), ref.cases[i].greedy) << "case " << i;
+    EXPECT_EQ(r.prompt_tokens, static_cast<int64_t>(ref.cases[i].tokens.size()));
+    EXPECT_EQ(r.completion_tokens, static_cast<int64_t>(ref.cases[i].greedy.size()));
+  }
+  EXPECT_EQ(s.stats().blocks_used.load(), 0);
+  EXPECT_EQ(s.in_flight(), 0);
+}
+
+// Temperature 0 (and seeded sampling) gives the same tokens whether a request
+// runs alone or beside 15 others, prompts being read in small chunks that mix
+// with other sequences' decode rows.
+void expect_batch_invariance(const std::string& model_name) {
+  const auto ref = test::load_reference(test::shared_path("reference/" + model_name + ".json").string());
+  auto model = load(model_name);
+  std::vector<test::ReferenceCase> cases;  // the short prompts keep the test quick
+  for (const auto& c : ref.cases)
+    if (c.tokens.size() <= 64) cases.push_back(c);
+  ASSERT_GE(cases.size(), 2u);
+  auto request = [&](size_t i) {
+    const auto& c = cases[i % cases.size()];
+    Request r = greedy(c.tokens, 16);
+    r.ignore_eos = true;
+    if (i % 2 == 1) {  // every other request samples, with its own seed
+      r.sampling.temperature = 0.9f;
+      r.sampling.seed = static_cast<uint32_t>(1000 + i);
+    }
+    return r;
+  };
+  std::vector<std::vector<int32_t>> alone;
+  {
+    Scheduler s(model, opts(1, 512, 64));
+    for (size_t i = 0; i < 16; ++i) alone.push_back(ids(s.submit(request(i))->wait()));
+  }
+  Scheduler s(model, opts(16, 512, 5));
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (size_t i = 0; i < 16; ++i) streams.push_back(s.submit(request(i)));
+  for (size_t i = 0; i < 16; ++i) {
+    const auto r = streams[i]->wait();
+    EXPECT_EQ(ids(r), alone[i]) << model_name << " request " << i;
+  }
+  EXPECT_GT(s.stats().steps.load(), 0u);
+  EXPECT_GT(s.stats().step_tokens.load(), s.stats().steps.load());  // steps really were batched
+}
+
+TEST(Scheduler, BatchInvariantOnAFloatModel) {
+  RAYO_REQUIRE_SHARED();
+  expect_batch_invariance("stories260K");
+}
+
+TEST(Scheduler, BatchInvariantOnAQuantizedModel) {
+  RAYO_REQUIRE_SHARED();
+  expect_batch_invariance("tinystories-656k-q8_0");
+}
+
+TEST(Scheduler, BatchInvariantOnAQuantizedSynthModel) {
+  RAYO_REQUIRE_SHARED();
+  expect_batch_invariance("synth-llama-q4_k_m");
+}
+
+TEST(Scheduler, StopStringsCutTheTextAndFinishWithStop) {
+  RAYO_REQUIRE_SHARED();
+  const auto ref = test::load_reference(test::shared_path("reference/stories260K.json").string());
+  const auto& c = ref.cases[0];
+  ASSERT_NE(c.greedy_text.find(" girl"), std::string::npos);
+  Scheduler s(load("stories260K"), opts(2));
+  Request r = greedy(c.tokens, 48);
+  r.stop = {"zzz", " girl"};
+  const auto out = s.submit(r)->wait();
+  EXPECT_EQ(out.finish, FinishReason::Stop);
+  EXPECT_EQ(out.text, c.greedy_text.substr(0, c.greedy_text.find(" girl")));
+  EXPECT_LT(out.completion_tokens, 48);
+}
+
+TEST(Scheduler, MaxTokensFinishesWithLengthAndStreamsTheWholeText) {
+  RAYO_REQUIRE_SHARED();
+  const auto ref = test::load_reference(test::shared_path("reference/stories260K.json").string());
+  const auto& c = ref.cases[0];
+  Scheduler s(load("stories260K"), opts(2));
+  auto stream = s.submit(greedy(c.tokens, 10));
+  std::string streamed;
+  int64_t tokens = 0;
+  RequestStream::Update u;
+  while (true) {
+    if (!stream->next(u, 5000ms)) continue;
+    streamed += u.text;
+    tokens += static_cast<int64_t>(u.tokens.size());
+    if (u.done) break;
+  }
+  EXPECT_EQ(u.finish, FinishReason::Length);
+  EXPECT_EQ(tokens, 10);
+  EXPECT_EQ(u.completion_tokens, 10);
+  EXPECT_FALSE(streamed.empty());
+  EXPECT_EQ(streamed, c.greedy_text.substr(0, streamed.size()));
+}
+
+TEST(Scheduler, LogprobsAreNormalisedAndRankTheChosenTokenFirstWhenGreedy) {
+  RAYO_REQUIRE_SHARED();
+  const auto ref = test::load_reference(test::shared_path("reference/stories260K.json").string());
+  Scheduler s(load("stories260K"), opts(1));
+  Request r = greedy(ref.cases[0].tokens, 4);
+  r.logprobs = 3;
+  const auto out = s.submit(r)->wait();
+  ASSERT_EQ(out.tokens.size(), 4u);
+  for (const auto& t : out.tokens) {
+    ASSERT_EQ(t.top.size(), 3u);
+    EXPECT_EQ(t.top[0].id, t.id);
+    EXPECT_FLOAT_EQ(t.top[0].logprob, t.logprob);
+    EXPECT_LE(t.logprob, 0.0f);
+    EXPECT_GE(t.top[0].logprob, t.top[1].logprob);
+    EXPECT_GE(t.top[1].logprob, t.top[2].logprob);
+  }
+}
+
+TEST(Scheduler, CancellationFreesTheSequenceAtOnce) {
+  RAYO_REQUIRE_SHARED();
+  Scheduler s(load("stories260K"), opts(2, 4096));  // thousands of steps: far longer than the test needs
+  Request r = greedy({1, 403, 407}, -1);
+  r.ignore_eos = true;  // would run to the end of the context
+  auto stream = s.submit(r);
+  RequestStream::Update u;
+  while (!stream->next(u, 5000ms) || u.tokens.empty()) {
+  }
+  EXPECT_GT(s.stats().blocks_used.load(), 0);
+  stream->cancel();
+  const auto rest = stream->wait();
+  EXPECT_TRUE(rest.done);
+  EXPECT_LT(u.tokens.size() + rest.tokens.size(), 4000u);
+  EXPECT_EQ(s.stats().blocks_used.load(), 0);
+  EXPECT_EQ(s.stats().cancelled.load(), 1u);
+  EXPECT_EQ(s.in_flight(), 0);
+}
+
+TEST(Scheduler, RefusesWhatCannotFitAndWhatOverflowsTheQueue) {
+  RAYO_REQUIRE_SHARED();
+  auto o = opts(1, 64);
+  o.max_queue = 1;
+  Scheduler s(load("stories260K"), o);
+  std::vector<int32_t> long_prompt(64, 300);
+  long_prompt[0] = 1;
+  try {
+    s.submit(greedy(long_prompt, 1));
+    FAIL() << "a prompt as long as the context was accepted";
+  } catch (const SubmitError& e) {
+    EXPECT_EQ(e.kind, SubmitError::TooLong);
+    EXPECT_NE(std::string(e.what()).find("64"), std::string::npos) << e.what();
+  }
+  try {
+    s.submit(greedy({1, 2, 3}, 62));
+    FAIL() << "prompt + max_tokens beyond the context was accepted";
+  } catch (const SubmitError& e) {
+    EXPECT_EQ(e.kind, SubmitError::TooLong);
+  }
+  EXPECT_THROW(s.submit(greedy({1, 9999}, 4)), SubmitError);  // outside the vocabulary
+  EXPECT_THROW(s.submit(greedy({}, 4)), SubmitError);
+
+  // One runs, one waits, the third is refused. A long context keeps the first
+  // one busy (thousands of steps) far longer than three submits take.
+  auto lo = opts(1, 4096);
+  lo.max_queue = 1;
+  Scheduler q(load("stories260K"), lo);
+  Request endless = greedy({1, 403}, -1);
+  endless.ignore_eos = true;
+  auto a = q.submit(endless), b = q.submit(endless);
+  try {
+    q.submit(endless);
+    FAIL() << "a third request was queued beyond max_queue";
+  } catch (const SubmitError& e) {
+    EXPECT_EQ(e.kind, SubmitError::QueueFull);
+  }
+  EXPECT_EQ(q.stats().rejected.load(), 1u);
+  a->cancel();
+  b->cancel();
+  a->wait();
+  b->wait();
+  // The admitted requests ended cleanly; the scheduler takes new work.
+  const auto c = q.submit(greedy({1, 403}, 3))->wait();
+  EXPECT_EQ(c.completion_tokens, 3);
+}
+
+TEST(Scheduler, WaitsForCacheBlocksInsteadOfOvercommitting) {
+  RAYO_REQUIRE_SHARED();
+  auto o = opts(4, 64);
+  o.n_blocks = 4;  // 64 positions: one full-context request at a time
+  o.block_size = 16;
+  Scheduler s(load("stories260K"), o);
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (int i = 0; i < 3; ++i) {
+    Request r = greedy({1, 403, 407}, 40);
+    r.ignore_eos = true;
+    streams.push_back(s.submit(r));
+  }
+  std::vector<int32_t> first;
+  for (auto& st : streams) {
+    const auto r = st->wait();
+    EXPECT_EQ(r.completion_tokens, 40);
+    if (first.empty()) first = ids(r);
+    EXPECT_EQ(ids(r), first);
+  }
+  EXPECT_EQ(s.stats().blocks_used.load(), 0);
+}
+
+TEST(Scheduler, BucketsGrowToTheLargestStep) {
+  RAYO_REQUIRE_SHARED();
+  Scheduler s(load("stories260K"), opts(6, 64, 20));
+  EXPECT_EQ(s.buckets(), (std::vector<int64_t>{1, 2, 4, 8, 16, 26}));
+}
+
+}  // namespace
+}  // namespace rayo::runtime
