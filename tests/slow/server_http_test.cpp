@@ -378,17 +378,22 @@ TEST(ServerAuth, ApiKeyIsRequiredExceptForHealth) {
 
 TEST(ServerQueue, BeyondTheQueueRequestsGet503WithRetryAfter) {
   RAYO_REQUIRE_SHARED();
-  ServerProcess s({"-m", stories(), "-c", "4096", "-t", "1", "--parallel", "1", "--max-queue", "0"});
+  ServerProcess s({"-m", stories(), "-c", "2048", "-t", "1", "--parallel", "1", "--max-queue", "0"});
   ASSERT_TRUE(s.ok());
   std::atomic<bool> running{false}, release{false};
   std::thread long_request([&] {
-    json body = {{"prompt", "Once"}, {"max_tokens", 4000}, {"ignore_eos", true}, {"stream", true}};
+    json body = {{"prompt", "Once"}, {"max_tokens", 2000}, {"ignore_eos", true}, {"stream", true}};
     post_stream(s.address(), "/v1/completions", body.dump(), [&](const std::string&) {
       running = true;
       return !release.load();
     });
   });
-  while (!running) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 3000 && !running; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!running) {
+    release = true;
+    long_request.join();
+    FAIL() << "the long request never started streaming";
+  }
   auto busy = http_post(s.address(), "/v1/completions", json{{"prompt", "Once"}, {"max_tokens", 2}}.dump());
   release = true;
   long_request.join();
