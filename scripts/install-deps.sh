@@ -19,3 +19,11 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The server's integration test talks to `rayo serve` through the official
+# OpenAI Python client (from PyPI). Without it that one test skips and says why.
+if ! python3 -c "import openai" >/dev/null 2>&1; then
+  echo "installing the openai Python package (server integration test)"
+  python3 -m pip install --quiet --disable-pip-version-check openai ||
+    echo "warning: could not install the openai Python package; its test will be skipped" >&2
+fi
