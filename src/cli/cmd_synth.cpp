@@ -3,7 +3,6 @@
 //
 //   rayo synth --preset llama3-8b --type q4_k_m -o llama3-8b-q4_k_m.gguf
 //   rayo synth --arch qwen3 --dim 512 --layers 4 --type q8_0 -o small.gguf
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -12,6 +11,8 @@
 
 #include "cli/command.h"
 #include "common/error.h"
+#include "common/progress.h"
+#include "common/strings.h"
 #include "models/synth_model.h"
 
 namespace rayo::cli {
@@ -24,35 +25,6 @@ struct SynthOptions {
   std::string output;
   uint64_t seed = 42;
   std::optional<uint32_t> dim, layers, heads, kv_heads, ffn, vocab, ctx, head_dim;
-};
-
-// A progress bar on a terminal; on a pipe or log, a line every 10%.
-class Progress {
- public:
-  Progress() : tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
-  void update(uint64_t done, uint64_t total) {
-    if (total < (uint64_t{64} << 20)) return;  // small files finish before progress matters
-    const int percent = total ? static_cast<int>(done * 100 / total) : 100;
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double mbps = seconds > 0 ? static_cast<double>(done) / 1e6 / seconds : 0.0;
-    if (tty_) {
-      if (percent == last_ && done != total) return;
-      const int width = 40, filled = percent * width / 100;
-      std::fprintf(stderr, "\r[%s%s] %3d%%  %s / %s  %.0f MB/s", std::string(filled, '#').c_str(),
-                   std::string(width - filled, '.').c_str(), percent, format_bytes(done).c_str(),
-                   format_bytes(total).c_str(), mbps);
-      if (done == total) std::fprintf(stderr, "\n");
-    } else if (percent / 10 != last_ / 10 || done == total) {
-      std::fprintf(stderr, "synth: %d%% (%s of %s, %.0f MB/s)\n", percent, format_bytes(done).c_str(),
-                   format_bytes(total).c_str(), mbps);
-    }
-    last_ = percent;
-  }
-
- private:
-  bool tty_;
-  int last_ = -1;
-  std::chrono::steady_clock::time_point start_;
 };
 
 void run_synth(const SynthOptions& o) {
@@ -71,7 +43,7 @@ void run_synth(const SynthOptions& o) {
   const models::SynthFileType ftype = models::parse_synth_file_type(o.type);
 
   const auto start = std::chrono::steady_clock::now();
-  Progress progress;
+  Progress progress("synth");
   uint64_t size = 0;
   models::write_synth_model(c, ftype, o.seed, o.output, [&](uint64_t done, uint64_t total) {
     progress.update(done, total);

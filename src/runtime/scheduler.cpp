@@ -151,7 +151,7 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
   const int n_threads = o.n_threads > 0 ? o.n_threads : default_thread_count();
 
   const auto& spec = model_->spec();
-  backend_ = std::make_unique<cpu::CpuBackend>(n_threads);
+  backend_ = std::make_unique<cpu::CpuBackend>(n_threads, /*progress=*/true);
   graph::KvCacheConfig kv;
   kv.n_layers = static_cast<int>(spec.n_layers);
   kv.kv_width = spec.kv_dim();

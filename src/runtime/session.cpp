@@ -45,7 +45,7 @@ std::unique_ptr<graph::Backend> make_backend(const SessionOptions& options, int 
       }
     }
   }
-  return std::make_unique<cpu::CpuBackend>(n_threads);
+  return std::make_unique<cpu::CpuBackend>(n_threads, /*progress=*/true);
 }
 }  // namespace
 
@@ -71,6 +71,9 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
   backend_->init_kv_cache(kv);
   block_table_.resize(kv.n_blocks);
   std::iota(block_table_.begin(), block_table_.end(), 0);
+  // Build the decode graph now: preparing it repacks / uploads every weight,
+  // which belongs to loading, not to the first prompt's time.
+  executor(1, 1);
 }
 
 Session::~Session() = default;

@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 
 #include "backends/cpu/ops.h"
 #include "common/error.h"
+#include "common/progress.h"
 #include "graph/memory_plan.h"
 #include "quant/dequantize.h"
 
@@ -49,7 +52,7 @@ void CpuBackend::parallel(int64_t work, Fn&& fn) {
     pool_.run(fn);
 }
 
-CpuBackend::CpuBackend(int n_threads) : pool_(n_threads), inline_pool_(1) {}
+CpuBackend::CpuBackend(int n_threads, bool progress) : progress_(progress), pool_(n_threads), inline_pool_(1) {}
 CpuBackend::~CpuBackend() = default;
 
 void CpuBackend::init_kv_cache(const graph::KvCacheConfig& config) {
@@ -61,20 +64,14 @@ void CpuBackend::init_kv_cache(const graph::KvCacheConfig& config) {
 void CpuBackend::prepare(const Graph& graph) {
   GraphState& state = graphs_[&graph];
   state.arena.resize(graph.arena_bytes(), graph::kArenaAlignment);
+  prepare_matmul_weights(graph);
   size_t workspace = 0;
   for (const Node& n : graph.nodes()) {
     if (n.weight < 0) continue;
     const graph::Weight& w = graph.weights()[n.weight];
     if (n.op == Op::MatMul) {
-      auto it = matmul_weights_.find(w.data);
-      if (it == matmul_weights_.end()) {
-        if (!matmul_supported(w.type))
-          fail("tensor '", w.name, "' has type ", type_name(w.type), ", which the CPU backend cannot multiply");
-        it = matmul_weights_.emplace(w.data, prepare_weight(w.type, w.data, w.rows, w.cols)).first;
-        if (it->second.packed) release_file_pages(w.data, rayo::row_bytes(w.type, w.cols) * w.rows);
-      }
       const int64_t rows = graph.max_rows(graph.values()[n.in[0]]);
-      workspace = std::max(workspace, matmul_workspace_bytes(it->second, rows, pool_.size()));
+      workspace = std::max(workspace, matmul_workspace_bytes(matmul_weights_.at(w.data), rows, pool_.size()));
     } else if (n.op == Op::Embed) {
       if (!quant::can_dequantize(w.type))
         fail("tensor '", w.name, "' has type ", type_name(w.type), ", which rayo cannot read");
@@ -85,6 +82,41 @@ void CpuBackend::prepare(const Graph& graph) {
   for (const Node& n : graph.nodes())
     if (n.op == Op::Rope && n.rope.freq_factors >= 0) f32_weight(graph, n.rope.freq_factors);
   state.workspace.resize(workspace);
+}
+
+// Repacking is the bulk of loading a model (every byte of the quantized weights
+// is rewritten, and the new pages are first-touched): the weights not yet
+// prepared are shared out to all threads, largest first, one whole weight at a
+// time, so the threads finish close together.
+void CpuBackend::prepare_matmul_weights(const Graph& graph) {
+  std::vector<const graph::Weight*> todo;
+  for (const Node& n : graph.nodes()) {
+    if (n.op != Op::MatMul || n.weight < 0) continue;
+    const graph::Weight& w = graph.weights()[n.weight];
+    if (matmul_weights_.count(w.data) ||
+        std::any_of(todo.begin(), todo.end(), [&](const graph::Weight* t) { return t->data == w.data; }))
+      continue;
+    if (!matmul_supported(w.type))
+      fail("tensor '", w.name, "' has type ", type_name(w.type), ", which the CPU backend cannot multiply");
+    todo.push_back(&w);
+  }
+  const auto bytes = [](const graph::Weight* w) { return rayo::row_bytes(w->type, w->cols) * w->rows; };
+  std::sort(todo.begin(), todo.end(), [&](auto* a, auto* b) { return bytes(a) > bytes(b); });
+  uint64_t total = 0;
+  for (const graph::Weight* w : todo) total += bytes(w);
+  Progress progress("loading", progress_ ? uint64_t{64} << 20 : UINT64_MAX);
+  std::vector<MatmulWeight> prepared(todo.size());
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> done{0};
+  pool_.run([&](int, int) {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < todo.size();) {
+      const graph::Weight& w = *todo[i];
+      prepared[i] = prepare_weight(w.type, w.data, w.rows, w.cols);
+      if (prepared[i].packed) release_file_pages(w.data, bytes(&w));
+      progress.update(done += bytes(&w), total);
+    }
+  });
+  for (size_t i = 0; i < todo.size(); ++i) matmul_weights_.emplace(todo[i]->data, std::move(prepared[i]));
 }
 
 const float* CpuBackend::f32_weight(const Graph& graph, int index) {

@@ -15,7 +15,8 @@ namespace rayo::cpu {
 
 class CpuBackend : public graph::Backend {
  public:
-  explicit CpuBackend(int n_threads);
+  // progress: show a progress line while weights are repacked (large models).
+  explicit CpuBackend(int n_threads, bool progress = false);
   ~CpuBackend() override;
 
   std::string_view name() const override { return "cpu"; }
@@ -39,6 +40,8 @@ class CpuBackend : public graph::Backend {
   void parallel(int64_t work, Fn&& fn);
   float* value(const graph::Graph& graph, int index);
   int64_t rows_of(const graph::Graph& graph, int value) const;
+  // Prepares (repacks) the graph's matmul weights not prepared yet, on all threads.
+  void prepare_matmul_weights(const graph::Graph& graph);
   const float* f32_weight(const graph::Graph& graph, int index);
 
   void run_embed(const graph::Graph& g, const graph::Node& n);
@@ -47,6 +50,7 @@ class CpuBackend : public graph::Backend {
   void run_kv_store(const graph::Graph& g, const graph::Node& n);
   void run_attention(const graph::Graph& g, const graph::Node& n);
 
+  bool progress_;
   ThreadPool pool_;
   ThreadPool inline_pool_;  // one thread: the caller, for work too small to share
   KvCache kv_;

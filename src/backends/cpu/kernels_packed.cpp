@@ -69,8 +69,6 @@ namespace {
 constexpr int64_t kRows = kPackRows;
 constexpr size_t kQ4KSuper = 2368, kQ6KSuper = 3392;
 
-size_t align64(size_t n) { return (n + 63) & ~size_t{63}; }
-
 size_t group_bytes(TensorType type, int64_t cols) {
   switch (type) {
     case TensorType::Q8_0: return static_cast<size_t>((cols / 32 + 1) / 2) * 1088;
