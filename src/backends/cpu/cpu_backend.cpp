@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "backends/cpu/attention.h"
 #include "backends/cpu/ops.h"
 #include "common/error.h"
 #include "common/progress.h"
@@ -260,25 +261,77 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
   const int group = n.n_head / n.n_head_kv;
   const float* q = value(g, n.in[0]);
   float* out = value(g, n.out);
-  const int64_t tasks = rows * n.n_head;
   const int64_t max_len = kv_.config().max_seq_len;
   int64_t work = 0;  // positions read, times the head size
   for (int64_t t = 0; t < rows; ++t) work += (step_.positions[t] + 1) * width;
-  parallel(work, [&](int ith, int nth) {
-    float* scores = scores_.as<float>() + ith * max_len;
-    int64_t* rows = seq_rows_.as<int64_t>() + ith * max_len;
-    int64_t rows_for = -1;  // the token whose sequence rows are in `rows`
-    auto [begin, end] = slice(tasks, ith, nth);
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t t = task / n.n_head;
-      const int h = static_cast<int>(task % n.n_head);
-      const int32_t pos = step_.positions[t];
-      if (rows_for != t) {
-        for (int32_t j = 0; j <= pos; ++j) rows[j] = cache_row(t, j);
-        rows_for = t;
+
+  if (!attention_tile_supported(n.head_dim)) {
+    const int64_t tasks = rows * n.n_head;
+    parallel(work, [&](int ith, int nth) {
+      float* scores = scores_.as<float>() + ith * max_len;
+      int64_t* rows = seq_rows_.as<int64_t>() + ith * max_len;
+      int64_t rows_for = -1;  // the token whose sequence rows are in `rows`
+      auto [begin, end] = slice(tasks, ith, nth);
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t t = task / n.n_head;
+        const int h = static_cast<int>(task % n.n_head);
+        const int32_t pos = step_.positions[t];
+        if (rows_for != t) {
+          for (int32_t j = 0; j <= pos; ++j) rows[j] = cache_row(t, j);
+          rows_for = t;
+        }
+        attention_head(kv_, n.layer, h / group, n.head_dim, q + t * width + static_cast<int64_t>(h) * n.head_dim,
+                       pos, rows, scores, out + t * width + static_cast<int64_t>(h) * n.head_dim);
       }
-      attention_head(kv_, n.layer, h / group, n.head_dim, q + t * width + static_cast<int64_t>(h) * n.head_dim, pos,
-                     rows, scores, out + t * width + static_cast<int64_t>(h) * n.head_dim);
+    });
+    return;
+  }
+
+  // Tiles: up to `tile_tokens` consecutive tokens of one sequence times the
+  // `group` query heads of one KV head, so that about 64 queries share each
+  // conversion of the cache (decode: one token, the group's heads).
+  const int64_t tile_tokens = std::max(1, 64 / group);
+  attention_runs_.clear();
+  for (int64_t t = 0; t < rows;) {
+    int64_t e = t + 1;
+    while (e < rows && e - t < tile_tokens && step_.seq[e] == step_.seq[t]) ++e;
+    attention_runs_.push_back({t, e});
+    t = e;
+  }
+  const int max_queries = static_cast<int>(tile_tokens) * group;
+  // Per thread: the tile's scratch (sized for the longest sequence), then its query pointers and positions.
+  const size_t tile_bytes =
+      (attention_tile_scratch_bytes(n.head_dim, max_queries, static_cast<int32_t>(max_len - 1)) + 63) / 64 * 64;
+  const size_t per_thread = (tile_bytes + max_queries * (2 * sizeof(void*) + sizeof(int32_t)) + 63) / 64 * 64;
+  if (attention_scratch_.size() < per_thread * pool_.size()) attention_scratch_.resize(per_thread * pool_.size());
+  const int64_t tasks = static_cast<int64_t>(attention_runs_.size()) * n.n_head_kv;
+  std::atomic<int64_t> next{0};
+  parallel(work, [&](int ith, int) {
+    std::byte* scratch = attention_scratch_.data() + ith * per_thread;
+    auto** qs = reinterpret_cast<const float**>(scratch + tile_bytes);
+    auto** outs = reinterpret_cast<float**>(scratch + tile_bytes + max_queries * sizeof(void*));
+    auto* pos = reinterpret_cast<int32_t*>(outs + max_queries);
+    int64_t* seq_rows = seq_rows_.as<int64_t>() + ith * max_len;
+    int64_t rows_for = -1;  // the run whose sequence rows are in `seq_rows`
+    for (int64_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) {
+      const int64_t run = task / n.n_head_kv;
+      const int kv_head = static_cast<int>(task % n.n_head_kv);
+      const auto [t0, t1] = attention_runs_[run];
+      AttentionTile tile{n.layer, kv_head, n.head_dim, seq_rows, 0, qs, pos, outs};
+      int32_t last_pos = 0;
+      for (int64_t t = t0; t < t1; ++t) {
+        last_pos = std::max(last_pos, step_.positions[t]);
+        for (int h = kv_head * group; h < (kv_head + 1) * group; ++h) {
+          qs[tile.n] = q + t * width + static_cast<int64_t>(h) * n.head_dim;
+          outs[tile.n] = out + t * width + static_cast<int64_t>(h) * n.head_dim;
+          pos[tile.n++] = step_.positions[t];
+        }
+      }
+      if (rows_for != run) {
+        for (int32_t j = 0; j <= last_pos; ++j) seq_rows[j] = cache_row(t0, j);
+        rows_for = run;
+      }
+      attention_tile(kv_, tile, scratch);
     }
   });
 }

@@ -60,6 +60,8 @@ class CpuBackend : public graph::Backend {
   AlignedBuffer scores_;      // per thread: attention scores, max_seq_len floats
   AlignedBuffer seq_rows_;    // per thread: cache rows of a sequence, max_seq_len int64s
   std::vector<int64_t> store_rows_;  // cache row of each token of the step
+  std::vector<std::pair<int64_t, int64_t>> attention_runs_;  // token ranges of one sequence, one tile each
+  AlignedBuffer attention_scratch_;  // per thread: attention tile scratch and query pointers
   std::map<const void*, MatmulWeight> matmul_weights_;  // by data pointer: shared across graphs
   std::map<const void*, std::vector<float>> f32_weights_;  // norms, biases, rope factors
   std::map<const graph::Graph*, GraphState> graphs_;
