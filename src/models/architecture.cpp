@@ -3,15 +3,17 @@
 #include <string>
 
 #include "common/error.h"
+#include "models/decoder.h"
 
 namespace rayo::models {
 
 const std::vector<Architecture>& architectures() {
-  static const std::vector<Architecture> list = {
-      {"llama", build_llama},
-      {"qwen2", build_qwen2},
-      {"qwen3", build_qwen3},
-  };
+  // Every supported architecture is a variant of the shared decoder, described by its ModelSpec.
+  static const std::vector<Architecture> list = [] {
+    std::vector<Architecture> l;
+    for (std::string_view name : supported_architectures()) l.push_back({name, &build_decoder_graph});
+    return l;
+  }();
   return list;
 }
 

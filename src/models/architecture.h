@@ -16,15 +16,10 @@ struct Architecture {
   GraphBuilder build;
 };
 
-// All supported architectures.
+// All supported architectures (supported_architectures(), each with its graph builder).
 const std::vector<Architecture>& architectures();
 
 // The architecture named by the file's spec; throws "unsupported architecture 'X' (supported: ...)".
 const Architecture& find_architecture(std::string_view name);
-
-// One function per architecture file.
-graph::Graph build_llama(const gguf::File& file, const ModelSpec& spec, const graph::GraphConfig& config);
-graph::Graph build_qwen2(const gguf::File& file, const ModelSpec& spec, const graph::GraphConfig& config);
-graph::Graph build_qwen3(const gguf::File& file, const ModelSpec& spec, const graph::GraphConfig& config);
 
 }  // namespace rayo::models

@@ -64,8 +64,7 @@ class Builder {
 
 }  // namespace
 
-graph::Graph build_decoder_graph(const gguf::File& file, const ModelSpec& spec, const DecoderVariant& variant,
-                                 const graph::GraphConfig& config) {
+graph::Graph build_decoder_graph(const gguf::File& file, const ModelSpec& spec, const graph::GraphConfig& config) {
   Graph g(config);
   Builder b(g);
   const int64_t n_embd = spec.n_embd;
@@ -79,7 +78,7 @@ graph::Graph build_decoder_graph(const gguf::File& file, const ModelSpec& spec, 
 
   const int tok_embd = b.weight(require_weight(file, "token_embd.weight", n_embd, n_vocab));
   graph::RopeParams rope;
-  rope.type = variant.rope;
+  rope.type = spec.rope_type;
   rope.n_rot = static_cast<int>(spec.rope_dim);
   rope.freq_base = spec.rope_freq_base;
   if (auto factors = optional_weight(file, "rope_freqs.weight", spec.rope_dim / 2)) rope.freq_factors = b.weight(*factors);
@@ -97,12 +96,12 @@ graph::Graph build_decoder_graph(const gguf::File& file, const ModelSpec& spec, 
     int q = b.matmul(h, W("attn_q.weight", n_embd, q_width), T, p + "q");
     int k = b.matmul(h, W("attn_k.weight", n_embd, kv_width), T, p + "k");
     int v = b.matmul(h, W("attn_v.weight", n_embd, kv_width), T, p + "v");
-    if (variant.qkv_bias) {
+    if (spec.qkv_bias) {
       q = b.add_bias(q, W("attn_q.bias", q_width), T, p + "q_bias");
       k = b.add_bias(k, W("attn_k.bias", kv_width), T, p + "k_bias");
       v = b.add_bias(v, W("attn_v.bias", kv_width), T, p + "v_bias");
     }
-    if (variant.qk_norm) {
+    if (spec.qk_norm) {
       q = b.rms_norm(q, W("attn_q_norm.weight", head_dim), eps, static_cast<int>(head_dim), T, p + "q_norm");
       k = b.rms_norm(k, W("attn_k_norm.weight", head_dim), eps, static_cast<int>(head_dim), T, p + "k_norm");
     }

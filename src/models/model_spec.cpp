@@ -10,8 +10,32 @@ namespace rayo::models {
 
 std::string_view rope_type_name(RopeType t) { return t == RopeType::NeoX ? "neox" : "normal"; }
 
+namespace {
+// How each supported architecture differs from the plain decoder: the one
+// place that knows it.
+struct ArchTraits {
+  std::string_view name;
+  RopeType rope;
+  bool qkv_bias;  // q, k, v projections carry biases (required)
+  bool qk_norm;   // RMSNorm of each q and k head before rope
+};
+constexpr ArchTraits kArchitectures[] = {
+    // Llama 2/3, Mistral, TinyLlama, SmolLM: llama.cpp's converter permutes the
+    // q/k projections so that rope rotates adjacent pairs.
+    {"llama", RopeType::Normal, false, false},
+    // Qwen2 / Qwen2.5: biases on the q, k, v projections.
+    {"qwen2", RopeType::NeoX, true, false},
+    // Qwen3 (dense): no biases; per-head q/k RMSNorm.
+    {"qwen3", RopeType::NeoX, false, true},
+};
+}  // namespace
+
 const std::vector<std::string_view>& supported_architectures() {
-  static const std::vector<std::string_view> archs = {"llama", "qwen2", "qwen3"};
+  static const std::vector<std::string_view> archs = [] {
+    std::vector<std::string_view> names;
+    for (const auto& a : kArchitectures) names.push_back(a.name);
+    return names;
+  }();
   return archs;
 }
 
@@ -43,10 +67,11 @@ float read_positive_float(const gguf::File& f, const std::string& key, float fal
 ModelSpec ModelSpec::from_gguf(const gguf::File& f) {
   ModelSpec s;
   s.arch = std::string(f.get<std::string_view>("general.architecture"));
-  const auto& archs = supported_architectures();
-  if (std::find(archs.begin(), archs.end(), s.arch) == archs.end()) {
+  const auto* traits = std::find_if(std::begin(kArchitectures), std::end(kArchitectures),
+                                    [&](const ArchTraits& a) { return a.name == s.arch; });
+  if (traits == std::end(kArchitectures)) {
     std::string list;
-    for (auto a : archs) list += cat(list.empty() ? "" : ", ", a);
+    for (auto a : supported_architectures()) list += cat(list.empty() ? "" : ", ", a);
     fail(f.path(), ": unsupported architecture ", gguf::quoted(s.arch), " (supported: ", list, ")");
   }
   auto key = [&](std::string_view suffix) { return arch_key(s.arch, suffix); };
@@ -73,7 +98,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::File& f) {
     fail(f.path(), ": rope dimension ", s.rope_dim, " must be even and at most the head size ", s.head_dim);
   s.rope_freq_base = read_positive_float(f, key("rope.freq_base"), 10000.0f);
   s.rms_eps = read_positive_float(f, key("attention.layer_norm_rms_epsilon"), 1e-5f);
-  s.rope_type = s.arch == "llama" ? RopeType::Normal : RopeType::NeoX;
+  s.rope_type = traits->rope;
 
   // Vocabulary size: llama.cpp takes it from the token list; the embedding must match.
   const gguf::TensorInfo& embd = f.tensor("token_embd.weight");
@@ -90,8 +115,8 @@ ModelSpec ModelSpec::from_gguf(const gguf::File& f) {
          " tokens");
 
   s.tied_output = f.find_tensor("output.weight") == nullptr;
-  s.qkv_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
-  s.qk_norm = f.find_tensor("blk.0.attn_q_norm.weight") != nullptr;
+  s.qkv_bias = traits->qkv_bias || f.find_tensor("blk.0.attn_q.bias") != nullptr;
+  s.qk_norm = traits->qk_norm;
   return s;
 }
 

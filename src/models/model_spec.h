@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "gguf/file.h"
+#include "graph/graph.h"
 
 namespace rayo::models {
 
 // How rotary embeddings pair dimensions: Normal rotates (2i, 2i+1) (llama),
 // NeoX rotates (i, i + rope_dim/2) (qwen2, qwen3).
-enum class RopeType { Normal, NeoX };
+using RopeType = graph::RopeType;
 std::string_view rope_type_name(RopeType t);  // "normal", "neox"
 
 struct ModelSpec {
@@ -31,10 +32,12 @@ struct ModelSpec {
   uint32_t n_ctx_train = 0;     // ARCH.context_length (default 2048)
   float rope_freq_base = 10000.0f;  // ARCH.rope.freq_base
   float rms_eps = 1e-5f;            // ARCH.attention.layer_norm_rms_epsilon
-  RopeType rope_type = RopeType::Normal;
+  // What the architecture adds to the shared decoder (models/decoder.h); the
+  // decoder builds exactly this, and a tensor it then lacks is an error.
+  RopeType rope_type = RopeType::Normal;  // by architecture
   bool tied_output = false;  // no output.weight: the logits reuse token_embd.weight
-  bool qkv_bias = false;     // attn_q/k/v.bias present (qwen2)
-  bool qk_norm = false;      // per-head RMSNorm of q and k (qwen3: attn_q_norm/attn_k_norm)
+  bool qkv_bias = false;     // attn_q/k/v.bias: required by qwen2, used by llama when present (as llama.cpp)
+  bool qk_norm = false;      // per-head RMSNorm of q and k before rope (qwen3: attn_q_norm/attn_k_norm)
 
   uint32_t n_gqa() const { return n_head / n_head_kv; }  // query heads per KV head
   uint32_t q_dim() const { return n_head * head_dim; }

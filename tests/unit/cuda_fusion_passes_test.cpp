@@ -106,8 +106,11 @@ TEST(CudaFusionPasses, Qwen3PerHeadNormsKeepTheAttentionInputUnfused) {
   EXPECT_EQ(c[Op::RmsNormMatMul], 3 * 2 + 1);  // q, k, v read the folded attn_norm; and the logits
   EXPECT_EQ(c[Op::GateUpSwiGLU], 2);
   EXPECT_EQ(c[Op::MatMulAdd], 4);
-  for (const auto& n : g.nodes())
-    if (n.op == Op::RmsNorm) EXPECT_LT(n.group, g.values()[n.out].cols);
+  for (const auto& n : g.nodes()) {
+    if (n.op == Op::RmsNorm) {
+      EXPECT_LT(n.group, g.values()[n.out].cols);
+    }
+  }
 }
 
 TEST(CudaFusionPasses, PrefillGraphsFuseTheSameWay) {
