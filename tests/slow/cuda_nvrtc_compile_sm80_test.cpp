@@ -3,101 +3,16 @@
 // a few minutes of NVRTC). Skips only when NVRTC cannot be loaded.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <filesystem>
-#include <map>
-#include <set>
-#include <thread>
-
-#include "backends/cuda/kernel_cache.h"
-#include "backends/cuda/kernel_specs.h"
-#include "backends/cuda/nvrtc.h"
-#include "common/error.h"
-#include "gguf/file.h"
-#include "graph/fusion_passes.h"
-#include "models/architecture.h"
-#include "models/model_spec.h"
+#include "support/nvrtc_compile.h"
 #include "support/paths.h"
 
 namespace rayo::cuda {
 namespace {
 
-#define REQUIRE_NVRTC()                                                                     \
-  do {                                                                                      \
-    if (!Nvrtc::get().is_available())                                                       \
-      GTEST_SKIP() << "NVRTC not available: " << Nvrtc::get().unavailable_reason();         \
-  } while (0)
-
-// The fused decode (1 token) and prefill (64 tokens) graphs of a model file.
-std::vector<KernelSpec> model_specs(const std::filesystem::path& path) {
-  gguf::File file = gguf::File::open(path.string());
-  models::ModelSpec spec = models::ModelSpec::from_gguf(file);
-  const auto& arch = models::find_architecture(spec.arch);
-  std::vector<KernelSpec> out;
-  for (int64_t tokens : {1, 64}) {
-    graph::Graph g = arch.build(file, spec, graph::GraphConfig{tokens, 1});
-    graph::run_passes(g, graph::cuda_fusion_passes());
-    for (auto& s : graph_kernel_specs(g, KvShape{512, 16})) out.push_back(s);
-  }
-  return out;
-}
-
-// Compiles the variants not compiled yet (on all cores: NVRTC programs are
-// independent), then checks and prints each one in order.
-void compile_all(const std::string& label, const std::vector<KernelSpec>& specs, const std::string& arch,
-                 std::set<std::string>& done) {
-  std::vector<const KernelSpec*> todo;
-  for (const auto& spec : specs)
-    if (done.insert(spec.key() + arch).second) todo.push_back(&spec);
-  std::vector<NvrtcResult> results(todo.size());
-  std::vector<std::string> errors(todo.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < todo.size();) {
-      try {
-        results[i] = compile_kernel(*todo[i], arch);
-      } catch (const Error& e) {
-        errors[i] = e.what();
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < std::max(2u, std::thread::hardware_concurrency()); ++t) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
-  for (size_t i = 0; i < todo.size(); ++i) {
-    const KernelSpec& spec = *todo[i];
-    const NvrtcResult& r = results[i];
-    ASSERT_TRUE(errors[i].empty()) << label << ": " << errors[i];
-    ASSERT_FALSE(r.cubin.empty()) << spec.key();
-    const auto info = parse_ptxas_log(r.log);
-    ASSERT_FALSE(info.empty()) << "no ptxas report for " << spec.key() << ":\n" << r.log;
-    for (const auto& k : info) {
-      std::printf("%-8s %-6s %-18s regs %3d  spill st %4d ld %4d  stack %4d  %.2fs  %s\n", label.c_str(),
-                  arch.c_str(), k.name.c_str(), k.registers, k.spill_stores, k.spill_loads, k.stack, r.seconds,
-                  spec.key().c_str());
-      EXPECT_GT(k.registers, 0) << spec.key();
-      EXPECT_LE(k.registers, 255) << spec.key();
-      // Launch bounds of 128/256 threads leave room for every kernel without spilling.
-      EXPECT_EQ(k.spill_stores, 0) << spec.key();
-    }
-  }
-}
-
 TEST(CudaNvrtcCompileSlow, SharedModelsCompileForSm80) {
-  REQUIRE_NVRTC();
+  RAYO_REQUIRE_NVRTC();
   RAYO_REQUIRE_SHARED();
-  std::set<std::string> done;
-  int models = 0;
-  for (const auto& e : std::filesystem::directory_iterator(test::shared_path("models"))) {
-    if (e.path().extension() != ".gguf") continue;
-    ++models;
-    std::vector<KernelSpec> specs;
-    ASSERT_NO_THROW(specs = model_specs(e.path())) << e.path();
-    compile_all(e.path().stem().string().substr(0, 8), specs, "sm_80", done);
-  }
-  EXPECT_GE(models, 20);
+  test::compile_shared_models("sm_80");
 }
 
 }  // namespace
