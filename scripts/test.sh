@@ -15,12 +15,16 @@ ctest --test-dir build --output-on-failure -j"$jobs" -LE gpu
 
 echo "== ASan+UBSan build and unit tests"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAYO_SANITIZE=ON
-# Pending their first sanitizer run (they came in last and run in the release
-# pass above): the SIMT-emulated CUDA tests (ucontext fibers, annotated for
-# ASan) and the batching scheduler / server unit tests. TODO: drop this -E.
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit \
-  -E 'CudaEmulated|Scheduler\.|BlockAllocator\.|ServerOpenAIApi\.'
+export UBSAN_OPTIONS=print_stacktrace=1
+# Tests that load NVRTC run without LeakSanitizer: its stop-the-world tracer
+# once crashed (signal 11) at the exit of such a test under parallel load, a
+# fault inside the leak checker and the closed-source library's threads, not a
+# leak. Memory errors are still checked there; every other test checks leaks.
+nvrtc_tests='CudaKernelCache|CudaNvrtcCompile|CudaRuntimeLoading|EmulatedGpu'
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit -E "$nvrtc_tests"
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit -R "$nvrtc_tests"
 
 if command -v clang++ >/dev/null 2>&1 && [ -d fuzz ] && ls fuzz/*.cpp >/dev/null 2>&1; then
   echo "== fuzzing (bounded)"
