@@ -64,37 +64,59 @@ int32_t Sampler::sample(std::span<const float> logits) {
   if (params_.temperature <= 0.0f)
     return std::min_element(candidates_.begin(), candidates_.end(), by_logit)->id;
 
-  // top-k: the k largest, sorted descending.
-  size_t k = params_.top_k > 0 ? std::min<size_t>(params_.top_k, candidates_.size()) : candidates_.size();
-  std::partial_sort(candidates_.begin(), candidates_.begin() + k, candidates_.end(), by_logit);
-  candidates_.resize(k);
-
+  // top-k: the k largest, sorted descending. Without top-k nothing is sorted
+  // up front: top-p sorts only as long a prefix as its mass needs, and min-p
+  // and plain temperature sampling need no order (a server samples every
+  // sequence of every step on one thread; sorting a 150k vocabulary each time
+  // would cost more than the step's own sampling).
+  size_t sorted = 0;  // candidates_[0, sorted) are the largest, in descending order
+  const size_t k = params_.top_k > 0 ? std::min<size_t>(params_.top_k, candidates_.size()) : candidates_.size();
+  if (k < candidates_.size()) {
+    std::partial_sort(candidates_.begin(), candidates_.begin() + k, candidates_.end(), by_logit);
+    candidates_.resize(k);
+    sorted = k;
+  }
+  auto max_logit = [&] {
+    if (sorted > 0) return candidates_.front().logit;
+    float m = -INFINITY;
+    for (const auto& c : candidates_) m = std::max(m, c.logit);
+    return m;
+  };
   // Probabilities of what is left (before temperature, as llama.cpp's top-p / min-p).
   auto softmax = [&] {
     probs_.resize(candidates_.size());
-    const float max_logit = candidates_.front().logit;
+    const float top = max_logit();
     double sum = 0;
-    for (size_t i = 0; i < candidates_.size(); ++i) sum += probs_[i] = std::exp(candidates_[i].logit - max_logit);
+    for (size_t i = 0; i < candidates_.size(); ++i) sum += probs_[i] = std::exp(candidates_[i].logit - top);
     for (auto& p : probs_) p = static_cast<float>(p / sum);
   };
   if (params_.top_p < 1.0f) {
-    softmax();
+    // The smallest prefix of the descending order whose mass reaches top_p:
+    // sort a prefix, and extend it four-fold while its mass falls short.
+    const float top = max_logit();
+    double sum = 0;
+    for (const auto& c : candidates_) sum += std::exp(c.logit - top);
+    const size_t n = candidates_.size();
+    size_t want = std::max<size_t>(sorted, std::min<size_t>(64, n)), i = 0, keep = n;
     double cum = 0;
-    size_t keep = candidates_.size();
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-      cum += probs_[i];
-      if (cum >= params_.top_p) {
-        keep = i + 1;
-        break;
+    for (bool found = false; !found;) {
+      if (want > sorted) {
+        std::partial_sort(candidates_.begin(), candidates_.begin() + want, candidates_.end(), by_logit);
+        sorted = want;
       }
+      for (; i < sorted && !found; ++i) {
+        cum += static_cast<float>(std::exp(candidates_[i].logit - top) / sum);
+        if (cum >= params_.top_p) keep = i + 1, found = true;
+      }
+      if (sorted == n) break;
+      want = std::min(n, 4 * want);
     }
     candidates_.resize(keep);
   }
   if (params_.min_p > 0.0f) {
-    const float threshold = candidates_.front().logit + std::log(params_.min_p);
-    size_t keep = 1;
-    while (keep < candidates_.size() && candidates_[keep].logit >= threshold) ++keep;
-    candidates_.resize(keep);
+    const float threshold = max_logit() + std::log(params_.min_p);
+    // Keeps the order (and so the sorted prefix, which holds the survivors first).
+    std::erase_if(candidates_, [&](const Candidate& c) { return c.logit < threshold; });
   }
   for (auto& c : candidates_) c.logit /= params_.temperature;
   softmax();
