@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <vector>
 
 #include "common/error.h"
 #include "runtime/sampler.h"
@@ -74,6 +77,39 @@ TEST(Sampler, TopPKeepsTheSmallestSetReachingTheMass) {
   p.seed = 5;
   Sampler s(p, 3);
   for (int i = 0; i < 200; ++i) EXPECT_EQ(s.sample(logits_of({2.0f, 0.0f, 0.0f})), 0);
+}
+
+// Without top-k the sampler sorts only the prefix top-p needs, growing it from
+// 64: here the nucleus is ~270 tokens of a shuffled 2000-token vocabulary.
+TEST(Sampler, TopPWithoutTopKFindsALargeNucleus) {
+  std::vector<float> logits(2000, -30.0f);
+  std::vector<int> order(2000);
+  for (int i = 0; i < 2000; ++i) order[i] = (i * 769) % 2000;  // a permutation (769 is prime to 2000)
+  for (int r = 0; r < 300; ++r) logits[order[r]] = -0.001f * static_cast<float>(r);  // rank r
+  // The nucleus by brute force: the smallest prefix of the ranking with mass >= 0.9.
+  double total = 0;
+  for (float l : logits) total += std::exp(static_cast<double>(l));
+  double cum = 0;
+  int nucleus = 0;
+  while (cum < 0.9 * total) cum += std::exp(static_cast<double>(logits[order[nucleus++]]));
+  ASSERT_GT(nucleus, 256);  // past the first two prefix sizes (64, 256)
+  std::map<int, int> rank_of;
+  for (int r = 0; r < 2000; ++r) rank_of[order[r]] = r;
+
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.top_k = 0;
+  p.min_p = 0.0f;
+  p.top_p = 0.9f;
+  p.seed = 11;
+  Sampler s(p, 2000);
+  int deepest = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const int rank = rank_of[s.sample(logits)];
+    ASSERT_LT(rank, nucleus) << "drew a token outside the nucleus";
+    deepest = std::max(deepest, rank);
+  }
+  EXPECT_GT(deepest, 256) << "never drew from the deep part of the nucleus";
 }
 
 TEST(Sampler, RepeatPenaltyChangesTheGreedyChoice) {
