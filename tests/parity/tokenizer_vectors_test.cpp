@@ -105,7 +105,9 @@ TEST_P(TokenizerVectors, EncodeMatchesLlamaCppAndDecodesBack) {
       joined += chunk;
     }
     joined += stream.finish();
-    if (!cleaned) EXPECT_EQ(joined, inputs[i]) << "string " << i;
+    if (!cleaned) {
+      EXPECT_EQ(joined, inputs[i]) << "string " << i;
+    }
   }
   EXPECT_GT(round_trips, inputs.size() / 2);
 }

@@ -53,7 +53,9 @@ TEST(CliRun, DeviceCudaFallsBackToTheCpuWithOneLine) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(", there was a little girl"), std::string::npos) << r.output;
   const bool fell_back = r.output.find("running on the CPU") != std::string::npos;
-  if (fell_back) EXPECT_NE(r.output.find("rayo: CUDA unavailable"), std::string::npos) << r.output;
+  if (fell_back) {
+    EXPECT_NE(r.output.find("rayo: CUDA unavailable"), std::string::npos) << r.output;
+  }
 }
 
 struct BadInput {
