@@ -27,6 +27,21 @@ size_t held_back(std::string_view text, const std::vector<std::string>& stops) {
 
 }  // namespace
 
+bool advance_final_text(std::string& text, size_t& emitted, const std::vector<std::string>& stops, bool last) {
+  for (const auto& s : stops) {
+    const size_t from = emitted >= s.size() ? emitted - s.size() + 1 : 0;
+    const size_t at = text.find(s, from);
+    if (at != std::string::npos) {
+      text.resize(at);
+      emitted = at;
+      return true;
+    }
+  }
+  const size_t hold = last ? 0 : held_back(std::string_view(text).substr(emitted), stops);
+  emitted = std::max(emitted, text.size() - hold);
+  return false;
+}
+
 std::string_view finish_reason_name(FinishReason r) {
   switch (r) {
     case FinishReason::Stop: return "stop";
@@ -55,21 +70,10 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
   size_t emitted = 0;  // bytes of result.text already streamed
   // Streams what is final; returns true when a stop string ended the text.
   auto emit = [&](bool last) {
-    for (const auto& s : options.stop) {
-      const size_t from = emitted >= s.size() ? emitted - s.size() + 1 : 0;
-      const size_t at = result.text.find(s, from);
-      if (at != std::string::npos) {
-        result.text.resize(at);
-        if (at > emitted && on_text) on_text(std::string_view(result.text).substr(emitted));
-        emitted = result.text.size();
-        return true;
-      }
-    }
-    const size_t hold = last ? 0 : held_back(std::string_view(result.text).substr(emitted), options.stop);
-    const size_t upto = result.text.size() - hold;
-    if (upto > emitted && on_text) on_text(std::string_view(result.text).substr(emitted, upto - emitted));
-    emitted = std::max(emitted, upto);
-    return false;
+    const size_t before = emitted;
+    const bool stopped = advance_final_text(result.text, emitted, options.stop, last);
+    if (emitted > before && on_text) on_text(std::string_view(result.text).substr(before, emitted - before));
+    return stopped;
   };
 
   bool stopped = false;

@@ -32,6 +32,12 @@ struct GenerationResult {
   double generate_seconds = 0;  // sampling + decode steps after the prompt
 };
 
+// Stop strings while text is generated: advances `emitted` (bytes of `text`
+// already final) over what is final now. Text up to the first stop string is
+// final, less a tail that could still turn out to start one (unless `last`).
+// When a stop string occurs, cuts `text` there and returns true.
+bool advance_final_text(std::string& text, size_t& emitted, const std::vector<std::string>& stops, bool last);
+
 // Streams text pieces as they become final (whole UTF-8 characters, never part
 // of a possible stop string). The prompt is appended to the session's sequence.
 using TextCallback = std::function<void(std::string_view)>;

@@ -18,19 +18,6 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// Length of the longest suffix of `text` that is a proper prefix of a stop
-// string: that much text is held back until the next token decides.
-size_t held_back(std::string_view text, const std::vector<std::string>& stops) {
-  size_t hold = 0;
-  for (const auto& s : stops)
-    for (size_t n = std::min(text.size(), s.size() - 1); n > hold; --n)
-      if (text.substr(text.size() - n) == std::string_view(s).substr(0, n)) {
-        hold = n;
-        break;
-      }
-  return hold;
-}
-
 // log-softmax of the chosen token and the `top` most likely tokens.
 GeneratedToken with_logprobs(int32_t id, std::span<const float> logits, int top) {
   GeneratedToken g;
@@ -430,19 +417,9 @@ void Scheduler::sample(Sequence& s, std::span<const float> logits) {
 
 // Advances s.emitted over the text that is final; true when a stop string ended it.
 bool Scheduler::emit(Sequence& s, bool last) {
-  for (const auto& stop : s.request.stop) {
-    const size_t from = s.emitted >= stop.size() ? s.emitted - stop.size() + 1 : 0;
-    const size_t at = s.text.find(stop, from);
-    if (at != std::string::npos) {
-      s.text.resize(at);
-      s.emitted = at;
-      s.cut = true;
-      return true;
-    }
-  }
-  const size_t hold = last ? 0 : held_back(std::string_view(s.text).substr(s.emitted), s.request.stop);
-  s.emitted = std::max(s.emitted, s.text.size() - hold);
-  return false;
+  if (!advance_final_text(s.text, s.emitted, s.request.stop, last)) return false;
+  s.cut = true;
+  return true;
 }
 
 void Scheduler::finish(Sequence& s, FinishReason reason, const std::string& error) {
