@@ -4,7 +4,6 @@
 // output tokens/s, time to first token and inter-token latency (p50, p99).
 // It targets a running server (--url) or starts `rayo serve` on a free port
 // (-m MODEL), so rayo and other servers can be measured with one tool.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -21,6 +21,7 @@
 #include "cli/command.h"
 #include "common/error.h"
 #include "common/strings.h"
+#include "server/serve_process.h"
 #include "server/sse_client.h"
 
 namespace rayo::cli {
@@ -125,64 +126,29 @@ Round run_round(const server::ServerAddress& ep, const BenchServeOptions& o, int
   return round;
 }
 
-// Starts `rayo serve` on a free port; returns its pid and address.
-pid_t start_server(const BenchServeOptions& o, server::ServerAddress& ep) {
+// `rayo serve -m MODEL` on a free port, from this same executable.
+std::unique_ptr<server::ServeProcess> start_server(const BenchServeOptions& o) {
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) fail("cannot find the rayo executable");
   exe[n] = 0;
-  int out[2];
-  if (pipe(out) != 0) fail("pipe failed");
-  std::vector<std::string> args = {exe, "serve", "-m", o.model, "--port", "0"};
+  std::vector<std::string> args = {"-m", o.model};
   std::istringstream extra(o.serve_args);
   for (std::string a; extra >> a;) args.push_back(a);
-  const pid_t pid = fork();
-  if (pid < 0) fail("fork failed");
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    close(out[0]);
-    close(out[1]);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(exe, argv.data());
-    _exit(127);
-  }
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  close(out[0]);
-  const size_t at = line.find("http://");
-  if (at == std::string::npos) {
-    kill(pid, SIGTERM);
-    waitpid(pid, nullptr, 0);
-    fail("rayo serve did not start");
-  }
-  ep = server::parse_url(line.substr(at));
-  return pid;
+  // Loading repacks every weight: minutes for the largest models on a small machine.
+  auto process = std::make_unique<server::ServeProcess>(exe, args, 1800);
+  if (!process->ok()) fail("rayo serve did not start");
+  return process;
 }
 
 void bench(const BenchServeOptions& o) {
   if (o.url.empty() == o.model.empty()) fail("give --url URL (a running server) or -m MODEL (start one)");
   if (o.requests_per_client < 1 || o.max_tokens < 1 || o.prompt_tokens < 1)
     fail("--requests, --max-tokens and --prompt-tokens must be positive");
-  server::ServerAddress ep;
-  pid_t pid = -1;
-  if (!o.url.empty())
-    ep = server::parse_url(o.url);
-  else
-    pid = start_server(o, ep);
+  std::unique_ptr<server::ServeProcess> process;  // stopped when bench returns
+  if (o.url.empty()) process = start_server(o);
+  server::ServerAddress ep = process ? process->address() : server::parse_url(o.url);
   ep.api_key = o.api_key;
-  struct Stop {
-    pid_t pid;
-    ~Stop() {
-      if (pid > 0) {
-        kill(pid, SIGTERM);
-        waitpid(pid, nullptr, 0);
-      }
-    }
-  } stop{pid};
 
   auto models = server::http_get(ep, "/v1/models", 30);
   if (models.status != 200) fail("GET /v1/models failed: ", models.status ? std::to_string(models.status) : models.error);
@@ -202,6 +168,12 @@ void bench(const BenchServeOptions& o) {
   }
   const double base = rounds.empty() ? 0 : rounds[0].output_tokens / rounds[0].seconds;
   const double base_itl = rounds.empty() ? 0 : percentile(rounds[0].itl, 99);
+  // No ratio when the first round measured no inter-token gap (one-chunk answers).
+  auto itl_ratio = [&](double i99_ms) {
+    char buf[32] = "-";
+    if (base_itl > 0) std::snprintf(buf, sizeof buf, "%.2f", i99_ms / (base_itl * 1e3));
+    return std::string(buf);
+  };
   json all = json::array();
   if (!o.json_out) {
     std::printf("| clients | requests | failed | output tok/s | x N=%d | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms | ITL p99 / N=%d |\n",
@@ -217,9 +189,9 @@ void bench(const BenchServeOptions& o) {
                      {"output_tokens", r.output_tokens}, {"seconds", r.seconds}, {"output_tokens_per_second", tps},
                      {"ttft_p50_ms", t50}, {"ttft_p99_ms", t99}, {"itl_p50_ms", i50}, {"itl_p99_ms", i99}});
     else
-      std::printf("| %d | %lld | %lld | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f |\n", r.clients,
+      std::printf("| %d | %lld | %lld | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f | %s |\n", r.clients,
                   static_cast<long long>(r.requests), static_cast<long long>(r.failures), tps, tps / base, t50, t99,
-                  i50, i99, i99 / (base_itl * 1e3));
+                  i50, i99, itl_ratio(i99).c_str());
   }
   if (o.json_out) std::printf("%s\n", all.dump(2).c_str());
   for (const auto& r : rounds)
