@@ -4,11 +4,8 @@
 #include <random>
 
 #include "common/strings.h"
-#include "tokenizer/tokenizer.h"
-#if __has_include("tokenizer/chat_template.h")
 #include "tokenizer/chat_template.h"
-#define RAYO_HAVE_CHAT_TEMPLATE 1
-#endif
+#include "tokenizer/tokenizer.h"
 
 namespace rayo::server {
 namespace {
@@ -144,7 +141,6 @@ json ApiError::body() const {
 
 std::string render_chat(const runtime::Model& model, const json& messages) {
   const auto& tok = model.tokenizer();
-#ifdef RAYO_HAVE_CHAT_TEMPLATE
   std::string source = tok.chat_template();
   if (source.empty()) source = tokenizer::default_chat_template(model.spec().arch).source;
   tokenizer::ChatTemplateOptions o;
@@ -156,13 +152,6 @@ std::string render_chat(const runtime::Model& model, const json& messages) {
   } catch (const Error& e) {
     throw ApiError(400, cat("the chat template failed: ", e.what()), "messages");
   }
-#else
-  // Until the template engine is available: ChatML.
-  std::string out;
-  for (const auto& m : messages)
-    out += "<|im_start|>" + m["role"].get<std::string>() + "\n" + m["content"].get<std::string>() + "<|im_end|>\n";
-  return out + "<|im_start|>assistant\n";
-#endif
 }
 
 ApiRequest parse_chat_request(const json& body, const runtime::Model& model) {
