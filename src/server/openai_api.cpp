@@ -46,8 +46,11 @@ std::optional<bool> boolean(const json& body, const char* name) {
   return v->get<bool>();
 }
 
-// The parameters both endpoints share.
-void parse_common(const json& body, ApiRequest& out, const runtime::Model& model) {
+// A request of either endpoint with the parameters both share.
+ApiRequest parse_common(const json& body, Endpoint endpoint) {
+  if (!body.is_object()) throw bad("", "the request body must be a JSON object");
+  ApiRequest out;
+  out.endpoint = endpoint;
   if (const json* m = field(body, "model"); m && !m->is_string()) throw bad("model", "'model' must be a string");
   if (auto n = integer(body, "n", 1, INT32_MAX); n && *n != 1)
     throw bad("n", cat("only n=1 is supported, got ", *n));
@@ -93,7 +96,7 @@ void parse_common(const json& body, ApiRequest& out, const runtime::Model& model
     if (!so->is_object()) throw bad("stream_options", "'stream_options' must be an object");
     if (auto b = boolean(*so, "include_usage")) out.include_usage = *b;
   }
-  (void)model;
+  return out;
 }
 
 std::vector<int32_t> tokenize(const runtime::Model& model, const std::string& text, bool add_special) {
@@ -155,10 +158,7 @@ std::string render_chat(const runtime::Model& model, const json& messages) {
 }
 
 ApiRequest parse_chat_request(const json& body, const runtime::Model& model) {
-  if (!body.is_object()) throw bad("", "the request body must be a JSON object");
-  ApiRequest out;
-  out.endpoint = Endpoint::Chat;
-  parse_common(body, out, model);
+  ApiRequest out = parse_common(body, Endpoint::Chat);
   const json* messages = field(body, "messages");
   if (!messages) throw bad("messages", "'messages' is required");
   if (!messages->is_array() || messages->empty()) throw bad("messages", "'messages' must be a non-empty list");
@@ -187,10 +187,7 @@ ApiRequest parse_chat_request(const json& body, const runtime::Model& model) {
 }
 
 ApiRequest parse_completion_request(const json& body, const runtime::Model& model) {
-  if (!body.is_object()) throw bad("", "the request body must be a JSON object");
-  ApiRequest out;
-  out.endpoint = Endpoint::Completion;
-  parse_common(body, out, model);
+  ApiRequest out = parse_common(body, Endpoint::Completion);
   const json* prompt = field(body, "prompt");
   if (!prompt) throw bad("prompt", "'prompt' is required");
   const int64_t n_vocab = model.spec().n_vocab;
