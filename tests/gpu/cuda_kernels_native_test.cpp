@@ -13,15 +13,11 @@
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/kernel_cache.h"
 #include "common/strings.h"
+#include "support/require_gpu.h"
 #include "support/simt/kernel_test_util.h"
 
 namespace rayo::cuda {
 namespace {
-
-#define REQUIRE_GPU()                                                                        \
-  do {                                                                                       \
-    if (!cuda_available()) GTEST_SKIP() << "no usable GPU: " << cuda_unavailable_reason();   \
-  } while (0)
 
 // A device, a kernel cache that loads modules, and typed copies.
 struct Gpu {
@@ -64,7 +60,7 @@ struct Gpu {
 };
 
 TEST(CudaKernelsNative, GemvEveryFormatAtLlamaWidth) {
-  REQUIRE_GPU();
+  RAYO_REQUIRE_GPU();
   Gpu gpu;
   const int64_t K = 4096, M = 333;
   for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
@@ -90,7 +86,7 @@ TEST(CudaKernelsNative, GemvEveryFormatAtLlamaWidth) {
 }
 
 TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
-  REQUIRE_GPU();
+  RAYO_REQUIRE_GPU();
   Gpu gpu;
   struct Case { int hd, nh, nkv; };
   for (Case c : {Case{64, 8, 8}, Case{80, 8, 4}, Case{128, 32, 8}, Case{256, 8, 1}}) {

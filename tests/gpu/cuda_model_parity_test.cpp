@@ -17,14 +17,10 @@
 #include "models/model_spec.h"
 #include "support/paths.h"
 #include "support/reference.h"
+#include "support/require_gpu.h"
 
 namespace rayo::cuda {
 namespace {
-
-#define REQUIRE_GPU()                                                                        \
-  do {                                                                                       \
-    if (!cuda_available()) GTEST_SKIP() << "no usable GPU: " << cuda_unavailable_reason();   \
-  } while (0)
 
 struct Loaded {
   gguf::File file;
@@ -70,7 +66,7 @@ std::pair<double, bool> compare(std::span<const float> a, std::span<const float>
 }
 
 TEST(CudaModelParity, EverySharedModelTeacherForcedMatchesTheCpuBackend) {
-  REQUIRE_GPU();
+  RAYO_REQUIRE_GPU();
   RAYO_REQUIRE_SHARED();
   int models = 0;
   for (const auto& name : test::reference_model_names()) {
@@ -111,7 +107,7 @@ TEST(CudaModelParity, EverySharedModelTeacherForcedMatchesTheCpuBackend) {
 }
 
 TEST(CudaModelParity, PrefillBatchMatchesTokenByToken) {
-  REQUIRE_GPU();
+  RAYO_REQUIRE_GPU();
   RAYO_REQUIRE_SHARED();
   Loaded m = load("synth-llama-q4_k_m");
   auto gpu = make_cuda_backend(CudaOptions{.progress = false});
@@ -134,7 +130,7 @@ TEST(CudaModelParity, PrefillBatchMatchesTokenByToken) {
 }
 
 TEST(CudaModelParity, DecodeStepIsOneUploadOneGraphLaunchOneDownload) {
-  REQUIRE_GPU();
+  RAYO_REQUIRE_GPU();
   RAYO_REQUIRE_SHARED();
   Loaded m = load("synth-llama-q4_k_m");
   auto gpu = make_cuda_backend(CudaOptions{.progress = false});
@@ -175,7 +171,7 @@ TEST(CudaModelParity, DecodeStepIsOneUploadOneGraphLaunchOneDownload) {
 }
 
 TEST(CudaModelParity, EagerModeMatchesGraphReplay) {
-  REQUIRE_GPU();
+  RAYO_REQUIRE_GPU();
   RAYO_REQUIRE_SHARED();
   Loaded m = load("synth-qwen3-q4_k_m");
   auto graphed = make_cuda_backend(CudaOptions{.progress = false});
@@ -199,7 +195,7 @@ TEST(CudaModelParity, EagerModeMatchesGraphReplay) {
 }
 
 TEST(CudaModelParity, BadInputsFailWithOneLine) {
-  REQUIRE_GPU();
+  RAYO_REQUIRE_GPU();
   RAYO_REQUIRE_SHARED();
   Loaded m = load("stories260K");
   auto gpu = make_cuda_backend(CudaOptions{.progress = false});
