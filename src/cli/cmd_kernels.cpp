@@ -56,7 +56,7 @@ void precompile(const KernelsOptions& o) {
   double seconds = 0;
   for (int64_t tokens : {int64_t{1}, o.n_batch}) {
     graph::Graph g = architecture.build(file, spec, graph::GraphConfig{tokens, 1});
-    graph::run_passes(g, graph::cuda_fusion_passes());
+    graph::run_passes(g, graph::decoder_fusion_passes());
     for (const auto& ks : cuda::graph_kernel_specs(g, cuda::KvShape{o.n_ctx, o.block_size})) {
       const uint64_t compiled = cache.compiles();
       const auto& k = cache.get(ks);

@@ -205,7 +205,7 @@ std::unique_ptr<Pass> make_gate_up_fusion() { return std::make_unique<GateUpFusi
 std::unique_ptr<Pass> make_norm_fusion() { return std::make_unique<NormFusion>(); }
 std::unique_ptr<Pass> make_residual_fusion() { return std::make_unique<ResidualFusion>(); }
 
-std::vector<std::unique_ptr<Pass>> cuda_fusion_passes() {
+std::vector<std::unique_ptr<Pass>> decoder_fusion_passes() {
   std::vector<std::unique_ptr<Pass>> p;
   p.push_back(make_qkv_fusion());
   p.push_back(make_gate_up_fusion());

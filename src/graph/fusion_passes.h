@@ -1,5 +1,5 @@
 #pragma once
-// Fusion passes for backends with fused kernels (the CUDA backend). Each one
+// Fusion passes for backends with fused kernels (CPU and CUDA). Each one
 // rewrites a pattern of the decoder graph into one fused node (graph/ops.h) when
 // every intermediate value is read only inside the pattern:
 //
@@ -9,7 +9,7 @@
 //                  QkvRopeStore nodes: folded into them (MatMul becomes RmsNormMatMul)
 //   ResidualFusion MatMul -> Add                                     => MatMulAdd
 //
-// Run in that order (cuda_fusion_passes()). Qwen3's per-head q/k norms sit
+// Run in that order (decoder_fusion_passes()). Qwen3's per-head q/k norms sit
 // between the projections and rope, so its attention input keeps separate nodes.
 #include <memory>
 #include <vector>
@@ -24,6 +24,6 @@ std::unique_ptr<Pass> make_norm_fusion();
 std::unique_ptr<Pass> make_residual_fusion();
 
 // All of the above, in order.
-std::vector<std::unique_ptr<Pass>> cuda_fusion_passes();
+std::vector<std::unique_ptr<Pass>> decoder_fusion_passes();
 
 }  // namespace rayo::graph

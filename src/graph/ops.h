@@ -19,8 +19,7 @@ enum class Op {
   SelectRows,  // out = the rows of in whose logits the step asks for
 
   // Fused ops, created by the passes of graph/fusion_passes.h for backends that
-  // have kernels for them (the CPU backend requests none). Extra weights are in
-  // Node::aux (see there).
+  // have kernels for them. Extra weights are in Node::aux (see there).
   RmsNormMatMul,  // out = W · rms_norm(in) (aux[0] = norm weight, eps)
   MatMulAdd,      // out = W · in[0] + in[1] (residual epilogue)
   GateUpSwiGLU,   // out = silu(Wgate · x) * (Wup · x), weight = gate, aux[1] = up; x = in or rms_norm(in) (aux[0])

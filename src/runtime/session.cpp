@@ -45,7 +45,7 @@ std::unique_ptr<graph::Backend> make_backend(const SessionOptions& options, int 
       }
     }
   }
-  return std::make_unique<cpu::CpuBackend>(n_threads, /*progress=*/true);
+  return std::make_unique<cpu::CpuBackend>(n_threads, /*progress=*/true, options.fuse);
 }
 }  // namespace
 

@@ -23,6 +23,7 @@ struct SessionOptions {
   // to the CPU with a one-line message when no GPU is usable).
   std::string device = "auto";
   bool cuda_graphs = true;  // false: launch CUDA kernels one by one (--no-graph)
+  bool fuse = true;         // CPU: run fused ops (same numbers, fewer pool runs); false: one node per op
 };
 
 class Session {

@@ -22,7 +22,7 @@ std::vector<cuda::KernelSpec> model_kernel_specs(const std::filesystem::path& pa
   std::vector<cuda::KernelSpec> out;
   for (int64_t tokens : {1, 64}) {
     graph::Graph g = arch.build(file, spec, graph::GraphConfig{tokens, 1});
-    graph::run_passes(g, graph::cuda_fusion_passes());
+    graph::run_passes(g, graph::decoder_fusion_passes());
     for (auto& s : cuda::graph_kernel_specs(g, cuda::KvShape{512, 16})) out.push_back(s);
   }
   return out;

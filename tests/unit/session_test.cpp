@@ -21,21 +21,60 @@ SessionOptions small(int64_t n_ctx, int64_t n_batch = 512) {
   return o;
 }
 
-TEST(Session, DecodeStepDispatchesOneNodePerOpOfTheGraph) {
-  RAYO_REQUIRE_SHARED();
-  auto model = stories();
-  Session s(model, small(32));
+uint64_t decode_dispatches(Session& s) {
   const std::vector<int32_t> prompt = {1, 403, 407};
   s.eval(prompt);
   const auto& ex = s.decode_executor();
   const uint64_t before = ex.dispatches();
   const int32_t next = 261;
   s.eval(std::span<const int32_t>(&next, 1));
+  EXPECT_EQ(ex.graph().nodes().size(), ex.dispatches() - before);
+  return ex.dispatches() - before;
+}
+
+TEST(Session, DecodeStepDispatchesOneNodePerOpOfTheGraph) {
+  RAYO_REQUIRE_SHARED();
+  auto model = stories();
+  SessionOptions o = small(32);
+  o.fuse = false;
+  Session s(model, o);
   // Llama: embed; per layer norm, q, k, v, 2 rope, kv store, attention, out, add,
   // norm, gate, up, swiglu, down, add (16); then select rows, norm, output.
-  const uint64_t expected = 1 + 16 * model->spec().n_layers + 3;
-  EXPECT_EQ(ex.graph().nodes().size(), expected);
-  EXPECT_EQ(ex.dispatches() - before, expected);
+  EXPECT_EQ(decode_dispatches(s), 1 + 16 * model->spec().n_layers + 3);
+}
+
+TEST(Session, FusedDecodeStepDispatchesFiveNodesPerLayer) {
+  RAYO_REQUIRE_SHARED();
+  auto model = stories();
+  Session s(model, small(32));
+  // Llama fused: embed; per layer norm+qkv+rope+kv store, attention, out+add,
+  // norm+gate+up+swiglu, down+add (5); then select rows, norm+output.
+  EXPECT_EQ(decode_dispatches(s), 1 + 5 * model->spec().n_layers + 2);
+}
+
+// The CPU's fused ops reproduce the unfused nodes' arithmetic exactly, on every
+// architecture's pattern (Qwen2's biases, Qwen3's per-head norms) and on both
+// activation formats (32-value blocks for Q4_0, super-blocks for the k-quants).
+TEST(Session, FusedAndUnfusedStepsGiveIdenticalLogits) {
+  RAYO_REQUIRE_SHARED();
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 378, 300, 410, 286, 317};
+  for (const char* name : {"stories260K.gguf", "synth-llama-q4_0.gguf", "synth-llama-q4_k_m.gguf",
+                           "synth-qwen2-q4_k_m.gguf", "synth-qwen3-q4_k_m.gguf", "synth-qwen3-bf16.gguf"}) {
+    SCOPED_TRACE(name);
+    auto model = Model::load(test::shared_path(std::string("models/") + name).string());
+    SessionOptions o = small(64, 4);  // prefill in steps of 4, 4 and 1; then decode steps
+    Session fused(model, o);
+    o.fuse = false;
+    Session unfused(model, o);
+    const std::vector<float> a = fused.eval_all(prompt), b = unfused.eval_all(prompt);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "prefill logit " << i;
+    for (int32_t token : {5, 17, 42}) {
+      const auto x = fused.eval(std::span<const int32_t>(&token, 1));
+      const auto y = unfused.eval(std::span<const int32_t>(&token, 1));
+      for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], y[i]) << "decode logit " << i;
+    }
+  }
 }
 
 TEST(Session, BatchedPrefillMatchesOneTokenAtATime) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "backends/cpu/ops.h"
 #include "common/error.h"
 #include "common/progress.h"
+#include "graph/fusion_passes.h"
 #include "graph/memory_plan.h"
 #include "quant/dequantize.h"
 
@@ -43,6 +45,36 @@ void release_file_pages(const void* data, size_t bytes) {
 // Below this many values of work an op runs on the calling thread alone: waking
 // the pool costs more than it saves (and much more when the machine is busy).
 constexpr int64_t kParallelThreshold = 32 * 1024;
+
+// The weights node n multiplies its input by: MatMul and the fused ops built on it.
+std::vector<int> product_weights(const Node& n) {
+  switch (n.op) {
+    case Op::MatMul:
+    case Op::RmsNormMatMul:
+    case Op::MatMulAdd: return {n.weight};
+    case Op::GateUpSwiGLU: return {n.weight, n.aux[1]};
+    case Op::QkvRopeStore: return {n.weight, n.aux[1], n.aux[2]};
+    default: return {};
+  }
+}
+
+// The vectors node n reads as floats: norm weights, biases, rope frequency factors.
+std::vector<int> vector_weights(const Node& n) {
+  std::vector<int> v;
+  if (n.op == Op::RmsNorm || n.op == Op::AddBias) v.push_back(n.weight);
+  if (n.op == Op::Rope || n.op == Op::QkvRopeStore) v.push_back(n.rope.freq_factors);
+  if (!product_weights(n).empty()) v.insert(v.end(), {n.aux[0], n.aux[3], n.aux[4], n.aux[5]});
+  std::erase(v, -1);
+  return v;
+}
+
+// Floats of scratch a fused node needs for its intermediates at `rows` rows.
+int64_t fused_scratch_floats(const Graph& g, const Node& n, int64_t rows) {
+  int64_t floats = n.aux[0] >= 0 ? rows * g.values()[n.in[0]].cols : 0;  // the normed input
+  if (n.op == Op::GateUpSwiGLU) floats += 2 * rows * g.values()[n.out].cols;                 // gate, up
+  if (n.op == Op::QkvRopeStore) floats += 2 * rows * int64_t{n.n_head_kv} * n.head_dim;  // k, v
+  return floats;
+}
 }  // namespace
 
 template <typename Fn>
@@ -53,8 +85,14 @@ void CpuBackend::parallel(int64_t work, Fn&& fn) {
     pool_.run(fn);
 }
 
-CpuBackend::CpuBackend(int n_threads, bool progress) : progress_(progress), pool_(n_threads), inline_pool_(1) {}
+CpuBackend::CpuBackend(int n_threads, bool progress, bool fuse)
+    : progress_(progress), fuse_(fuse), pool_(n_threads), inline_pool_(1) {}
 CpuBackend::~CpuBackend() = default;
+
+std::vector<std::unique_ptr<graph::Pass>> CpuBackend::passes() const {
+  if (!fuse_) return {};
+  return graph::decoder_fusion_passes();
+}
 
 void CpuBackend::init_kv_cache(const graph::KvCacheConfig& config) {
   kv_.init(config);
@@ -67,22 +105,26 @@ void CpuBackend::prepare(const Graph& graph) {
   state.arena.resize(graph.arena_bytes(), graph::kArenaAlignment);
   prepare_matmul_weights(graph);
   size_t workspace = 0;
+  int64_t fused = 0;
   for (const Node& n : graph.nodes()) {
-    if (n.weight < 0) continue;
-    const graph::Weight& w = graph.weights()[n.weight];
-    if (n.op == Op::MatMul) {
+    if (const std::vector<int> products = product_weights(n); !products.empty()) {
       const int64_t rows = graph.max_rows(graph.values()[n.in[0]]);
-      workspace = std::max(workspace, matmul_workspace_bytes(matmul_weights_.at(w.data), rows, pool_.size()));
+      std::vector<const MatmulWeight*> weights;
+      for (int w : products) weights.push_back(&matmul_weights_.at(graph.weights()[w].data));
+      workspace = std::max(workspace, matmul_workspace_bytes(weights, rows, pool_.size()));
+      fused = std::max(fused, fused_scratch_floats(graph, n, rows));
     } else if (n.op == Op::Embed) {
+      const graph::Weight& w = graph.weights()[n.weight];
       if (!quant::can_dequantize(w.type))
         fail("tensor '", w.name, "' has type ", type_name(w.type), ", which rayo cannot read");
-    } else {
-      f32_weight(graph, n.weight);
+    } else if (n.op != Op::RmsNorm && n.op != Op::AddBias && n.op != Op::Add && n.op != Op::SwiGLU &&
+               n.op != Op::Rope && n.op != Op::KvStore && n.op != Op::Attention && n.op != Op::SelectRows) {
+      fail("the CPU backend has no kernel for op ", op_name(n.op));
     }
+    for (int w : vector_weights(n)) f32_weight(graph, w);
   }
-  for (const Node& n : graph.nodes())
-    if (n.op == Op::Rope && n.rope.freq_factors >= 0) f32_weight(graph, n.rope.freq_factors);
   state.workspace.resize(workspace);
+  state.fused.resize(sizeof(float) * fused);
 }
 
 // Repacking is the bulk of loading a model (every byte of the quantized weights
@@ -92,14 +134,15 @@ void CpuBackend::prepare(const Graph& graph) {
 void CpuBackend::prepare_matmul_weights(const Graph& graph) {
   std::vector<const graph::Weight*> todo;
   for (const Node& n : graph.nodes()) {
-    if (n.op != Op::MatMul || n.weight < 0) continue;
-    const graph::Weight& w = graph.weights()[n.weight];
-    if (matmul_weights_.count(w.data) ||
-        std::any_of(todo.begin(), todo.end(), [&](const graph::Weight* t) { return t->data == w.data; }))
-      continue;
-    if (!matmul_supported(w.type))
-      fail("tensor '", w.name, "' has type ", type_name(w.type), ", which the CPU backend cannot multiply");
-    todo.push_back(&w);
+    for (int index : product_weights(n)) {
+      const graph::Weight& w = graph.weights()[index];
+      if (matmul_weights_.count(w.data) ||
+          std::any_of(todo.begin(), todo.end(), [&](const graph::Weight* t) { return t->data == w.data; }))
+        continue;
+      if (!matmul_supported(w.type))
+        fail("tensor '", w.name, "' has type ", type_name(w.type), ", which the CPU backend cannot multiply");
+      todo.push_back(&w);
+    }
   }
   const auto bytes = [](const graph::Weight* w) { return rayo::row_bytes(w->type, w->cols) * w->rows; };
   std::sort(todo.begin(), todo.end(), [&](auto* a, auto* b) { return bytes(a) > bytes(b); });
@@ -188,7 +231,10 @@ void CpuBackend::run(const Graph& g, const Node& n) {
     case Op::SwiGLU:
     case Op::Rope:
     case Op::SelectRows: return run_rows(g, n);
-    default: break;  // fused ops: the CPU backend requests no fusion passes
+    case Op::RmsNormMatMul:
+    case Op::MatMulAdd:
+    case Op::GateUpSwiGLU:
+    case Op::QkvRopeStore: return run_fused(g, n);
   }
   fail("the CPU backend has no kernel for op ", op_name(n.op));
 }
@@ -209,11 +255,107 @@ void CpuBackend::run_embed(const Graph& g, const Node& n) {
 }
 
 void CpuBackend::run_matmul(const Graph& g, const Node& n) {
-  const graph::Weight& w = g.weights()[n.weight];
-  const int64_t rows = rows_of(g, n.in[0]);
+  float* out = value(g, n.out);
+  multiply(g, std::span<const int>(&n.weight, 1), value(g, n.in[0]), rows_of(g, n.in[0]),
+           std::span<float* const>(&out, 1));
+}
+
+void CpuBackend::multiply(const Graph& g, std::span<const int> weights, const float* x, int64_t rows,
+                          std::span<float* const> outputs) {
+  std::array<MatmulOutput, 3> products;
+  RAYO_CHECK(weights.size() <= products.size() && weights.size() == outputs.size(), "bad product list");
+  int64_t work = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const graph::Weight& w = g.weights()[weights[i]];
+    products[i] = {&matmul_weights_.at(w.data), outputs[i]};
+    work += w.rows * w.cols * rows;
+  }
   // A small product is not worth waking the pool (see kParallelThreshold).
-  ThreadPool& pool = w.rows * w.cols * rows < 32 * kParallelThreshold ? inline_pool_ : pool_;
-  matmul(pool, matmul_weights_.at(w.data), value(g, n.in[0]), rows, value(g, n.out), current_->workspace.data());
+  ThreadPool& pool = work < 32 * kParallelThreshold ? inline_pool_ : pool_;
+  matmul_many(pool, std::span<const MatmulOutput>(products.data(), weights.size()), x, rows,
+              current_->workspace.data());
+}
+
+// The fused ops of graph/fusion_passes.h: the products in one pool run, the
+// row ops around them as the unfused nodes would run them, in the same order
+// of arithmetic, so that fused and unfused steps give identical numbers.
+void CpuBackend::run_fused(const Graph& g, const Node& n) {
+  const int64_t rows = rows_of(g, n.in[0]);
+  const int64_t cols = g.values()[n.in[0]].cols;
+  const int64_t width = g.values()[n.out].cols;
+  float* scratch = current_->fused.as<float>();
+  float* out = value(g, n.out);
+  const float* x = value(g, n.in[0]);
+  if (n.aux[0] >= 0) {  // a folded RmsNorm
+    const float* w = f32_weight(g, n.aux[0]);
+    float* normed = scratch;
+    scratch += rows * cols;
+    parallel(rows * cols, [&](int ith, int nth) {
+      auto [begin, end] = slice(rows, ith, nth);
+      for (int64_t r = begin; r < end; ++r) rms_norm_row(x + r * cols, w, normed + r * cols, cols, n.group, n.eps);
+    });
+    x = normed;
+  }
+
+  switch (n.op) {
+    case Op::RmsNormMatMul: {
+      multiply(g, std::span<const int>(&n.weight, 1), x, rows, std::span<float* const>(&out, 1));
+      return;
+    }
+    case Op::MatMulAdd: {
+      multiply(g, std::span<const int>(&n.weight, 1), x, rows, std::span<float* const>(&out, 1));
+      const float* residual = value(g, n.in[1]);
+      parallel(rows * width, [&](int ith, int nth) {
+        auto [begin, end] = slice(rows, ith, nth);
+        for (int64_t r = begin; r < end; ++r) add_row(residual + r * width, out + r * width, out + r * width, width);
+      });
+      return;
+    }
+    case Op::GateUpSwiGLU: {
+      float* gate = scratch;
+      float* up = scratch + rows * width;
+      const int weights[] = {n.weight, n.aux[1]};
+      float* const products[] = {gate, up};
+      multiply(g, weights, x, rows, products);
+      parallel(rows * width, [&](int ith, int nth) {
+        auto [begin, end] = slice(rows, ith, nth);
+        for (int64_t r = begin; r < end; ++r) swiglu_row(gate + r * width, up + r * width, out + r * width, width);
+      });
+      return;
+    }
+    case Op::QkvRopeStore: {
+      const int64_t kv_width = int64_t{n.n_head_kv} * n.head_dim;
+      float* k = scratch;
+      float* v = scratch + rows * kv_width;
+      const int weights[] = {n.weight, n.aux[1], n.aux[2]};
+      float* const products[] = {out, k, v};
+      multiply(g, weights, x, rows, products);
+      const bool biased = n.aux[3] >= 0;
+      const float* bq = biased ? f32_weight(g, n.aux[3]) : nullptr;
+      const float* bk = biased ? f32_weight(g, n.aux[4]) : nullptr;
+      const float* bv = biased ? f32_weight(g, n.aux[5]) : nullptr;
+      const float* freq_factors = n.rope.freq_factors >= 0 ? f32_weight(g, n.rope.freq_factors) : nullptr;
+      parallel(rows * (width + 2 * kv_width), [&](int ith, int nth) {
+        auto [begin, end] = slice(rows, ith, nth);
+        for (int64_t r = begin; r < end; ++r) {
+          float* qr = out + r * width;
+          float* kr = k + r * kv_width;
+          float* vr = v + r * kv_width;
+          if (biased) {
+            add_row(qr, bq, qr, width);
+            add_row(kr, bk, kr, kv_width);
+            add_row(vr, bv, vr, kv_width);
+          }
+          rope_row(qr, qr, n.n_head, n.head_dim, n.rope, step_.positions[r], freq_factors);
+          rope_row(kr, kr, n.n_head_kv, n.head_dim, n.rope, step_.positions[r], freq_factors);
+          kv_.store(n.layer, store_rows_[r], kr, vr);
+        }
+      });
+      return;
+    }
+    default: break;
+  }
+  fail("the CPU backend has no kernel for op ", op_name(n.op));
 }
 
 // Ops that transform each row independently.

@@ -16,10 +16,13 @@ namespace rayo::cpu {
 class CpuBackend : public graph::Backend {
  public:
   // progress: show a progress line while weights are repacked (large models).
-  explicit CpuBackend(int n_threads, bool progress = false);
+  // fuse: run the fused ops of graph/fusion_passes.h (fewer pool runs per step,
+  // the same numbers); false runs one node per op, for comparison.
+  explicit CpuBackend(int n_threads, bool progress = false, bool fuse = true);
   ~CpuBackend() override;
 
   std::string_view name() const override { return "cpu"; }
+  std::vector<std::unique_ptr<graph::Pass>> passes() const override;
   void init_kv_cache(const graph::KvCacheConfig& config) override;
   void prepare(const graph::Graph& graph) override;
   void begin_step(const graph::Graph& graph, const graph::StepInputs& inputs) override;
@@ -34,6 +37,7 @@ class CpuBackend : public graph::Backend {
   struct GraphState {
     AlignedBuffer arena;
     AlignedBuffer workspace;  // quantized activations for matmul
+    AlignedBuffer fused;      // the intermediates of fused ops (normed rows, gate and up, k and v)
   };
   // Runs fn(thread, n_threads) on the pool, or inline when the work is small.
   template <typename Fn>
@@ -46,11 +50,16 @@ class CpuBackend : public graph::Backend {
 
   void run_embed(const graph::Graph& g, const graph::Node& n);
   void run_matmul(const graph::Graph& g, const graph::Node& n);
+  void run_fused(const graph::Graph& g, const graph::Node& n);
+  // y_i = x * W_i^T for the weights of node n, in one pool run (small ones inline).
+  void multiply(const graph::Graph& g, std::span<const int> weights, const float* x, int64_t rows,
+                std::span<float* const> outputs);
   void run_rows(const graph::Graph& g, const graph::Node& n);
   void run_kv_store(const graph::Graph& g, const graph::Node& n);
   void run_attention(const graph::Graph& g, const graph::Node& n);
 
   bool progress_;
+  bool fuse_;
   ThreadPool pool_;
   ThreadPool inline_pool_;  // one thread: the caller, for work too small to share
   KvCache kv_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <array>
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/kernels_packed.h"
@@ -118,17 +119,124 @@ MatmulWeight prepare_weight(TensorType type, const void* data, int64_t rows, int
   return w;
 }
 
-size_t matmul_workspace_bytes(const MatmulWeight& w, int64_t n_tokens, int n_threads) {
-  check_shape(w.type, w.rows, w.cols);
+namespace {
+
+constexpr size_t kMaxProducts = 4;
+
+// One product of a matmul_many call, planned.
+struct Product {
+  const MatmulWeight* w = nullptr;
+  float* y = nullptr;
+  int64_t y_stride = 0;
+  Plan plan{};
+  int64_t row_chunk = 0, n_rc = 0;  // rows per work unit, units per token chunk
+};
+
+// Bytes of quantized activations per token for each activation form the
+// weights need: [Q32, QK] (float activations need none).
+std::pair<size_t, size_t> act_bytes(std::span<const MatmulWeight* const> weights, Isa isa) {
+  size_t q32 = 0, qk = 0;
+  for (const MatmulWeight* w : weights) {
+    const Plan plan = make_plan(*w, isa);
+    if (plan.act == ActKind::Q32) q32 = std::max(q32, plan.act_row_bytes);
+    if (plan.act == ActKind::QK) qk = std::max(qk, plan.act_row_bytes);
+  }
+  return {q32, qk};
+}
+
+// The products of one pool run: the activations are quantized once per form
+// (each thread a share of the tokens), then the work units of all products --
+// row chunks x token chunks, token-chunk-major so that the threads share one
+// chunk of activations at a time -- are handed out from one counter.
+void run_products(ThreadPool& pool, std::span<Product> products, const float* x, int64_t x_stride, int64_t n_tokens,
+                  void* workspace) {
+  const Isa isa = active_isa();
+  const int n_threads = pool.size();
+  const int64_t cols = products[0].w->cols;
+  size_t scratch_bytes = 0, q32_bytes = 0, qk_bytes = 0;
+  for (Product& p : products) {
+    p.plan = make_plan(*p.w, isa);
+    scratch_bytes = std::max(scratch_bytes, p.plan.scratch_bytes);
+    if (p.plan.act == ActKind::Q32) q32_bytes = p.plan.act_row_bytes;
+    if (p.plan.act == ActKind::QK) qk_bytes = p.plan.act_row_bytes;
+  }
+  std::byte* ws = nullptr;
+  if (q32_bytes || qk_bytes || scratch_bytes) {
+    if (workspace == nullptr) fail("matmul: workspace is null");
+    ws = reinterpret_cast<std::byte*>(align_up(reinterpret_cast<uintptr_t>(workspace)));
+  }
+  std::byte* xq32 = ws;
+  std::byte* xqk = ws ? xq32 + n_tokens * q32_bytes : nullptr;
+  std::byte* scratch = ws ? xqk + n_tokens * qk_bytes : nullptr;
+
+  const int64_t token_chunk = n_tokens == 1 ? 1 : kTokenChunk;
+  const int64_t n_tc = (n_tokens + token_chunk - 1) / token_chunk;
+  int64_t units_per_tc = 0;  // row chunks of all products
+  for (Product& p : products) {
+    const int64_t unit = p.plan.row_unit;
+    const int64_t want_units = std::max<int64_t>(1, (n_tokens == 1 ? 8 : 4) * n_threads / n_tc);
+    int64_t row_chunk = (p.w->rows + want_units - 1) / want_units;
+    row_chunk = std::max(unit, (row_chunk + unit - 1) / unit * unit);
+    if (n_tokens > 1) row_chunk = std::min<int64_t>(row_chunk, std::max<int64_t>(unit, 128 / unit * unit));
+    p.row_chunk = row_chunk;
+    p.n_rc = (p.w->rows + row_chunk - 1) / row_chunk;
+    units_per_tc += p.n_rc;
+  }
+  const int64_t n_units = units_per_tc * n_tc;
+  std::atomic<int64_t> next{0};
+
+  pool.run([&](int ti, int nt) {
+    if (q32_bytes || qk_bytes) {
+      const int64_t t_begin = n_tokens * ti / nt, t_end = n_tokens * (ti + 1) / nt;
+      for (int64_t t = t_begin; t < t_end; ++t) {
+        if (q32_bytes)
+          quantize_act32(isa, x + t * x_stride, cols, reinterpret_cast<ActBlock32*>(xq32 + t * q32_bytes));
+        if (qk_bytes)
+          quantize_actk(isa, x + t * x_stride, cols, reinterpret_cast<ActBlockK*>(xqk + t * qk_bytes));
+      }
+      pool.barrier();
+    }
+    std::byte* my_scratch = scratch_bytes ? scratch + static_cast<size_t>(ti) * scratch_bytes : nullptr;
+    for (;;) {
+      const int64_t u = next.fetch_add(1, std::memory_order_relaxed);
+      if (u >= n_units) break;
+      const int64_t tc = u / units_per_tc;
+      int64_t rc = u % units_per_tc;
+      size_t i = 0;
+      while (rc >= products[i].n_rc) rc -= products[i++].n_rc;
+      const Product& p = products[i];
+      const bool q32 = p.plan.act == ActKind::Q32;
+      const MatmulProblem prob{p.w,     x, x_stride, q32 ? xq32 : xqk, static_cast<int64_t>(q32 ? q32_bytes : qk_bytes),
+                               p.y,     p.y_stride, n_tokens};
+      const int64_t r0 = rc * p.row_chunk, r1 = std::min(p.w->rows, r0 + p.row_chunk);
+      const int64_t t0 = tc * token_chunk, t1 = std::min(n_tokens, t0 + token_chunk);
+      p.plan.kernel(prob, r0, r1, t0, t1, my_scratch);
+    }
+  });
+}
+
+}  // namespace
+
+size_t matmul_workspace_bytes(std::span<const MatmulWeight* const> weights, int64_t n_tokens, int n_threads) {
   size_t worst = 0;
   // The plan depends on the active instruction set; size for the largest.
   for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
     if (!isa_supported(isa)) continue;
-    const Plan plan = make_plan(w, isa);
-    worst = std::max(worst, static_cast<size_t>(std::max<int64_t>(n_tokens, 1)) * plan.act_row_bytes +
-                                static_cast<size_t>(std::max(n_threads, 1)) * plan.scratch_bytes);
+    size_t scratch = 0;
+    for (const MatmulWeight* w : weights) {
+      check_shape(w->type, w->rows, w->cols);
+      scratch = std::max(scratch, make_plan(*w, isa).scratch_bytes);
+    }
+    const auto [q32, qk] = act_bytes(weights, isa);
+    worst = std::max(worst, static_cast<size_t>(std::max<int64_t>(n_tokens, 1)) * (q32 + qk) +
+                                static_cast<size_t>(std::max(n_threads, 1)) * scratch);
   }
   return worst + kAlign;
+}
+
+size_t matmul_workspace_bytes(const MatmulWeight& w, int64_t n_tokens, int n_threads) {
+  const MatmulWeight* one[] = {&w};
+  return matmul_workspace_bytes(one, n_tokens, n_threads);
 }
 
 void matmul(ThreadPool& pool, const MatmulWeight& w, const float* x, int64_t n_tokens, float* y, void* workspace,
@@ -140,54 +248,26 @@ void matmul(ThreadPool& pool, const MatmulWeight& w, const float* x, int64_t n_t
   const int64_t x_stride = strides.x ? strides.x : w.cols;
   const int64_t y_stride = strides.y ? strides.y : w.rows;
   if (x_stride < w.cols || y_stride < w.rows) fail("matmul: row stride smaller than the row");
+  Product product{&w, y, y_stride, {}};
+  run_products(pool, std::span<Product>(&product, 1), x, x_stride, n_tokens, workspace);
+}
 
-  const Isa isa = active_isa();
-  const Plan plan = make_plan(w, isa);
-  const int n_threads = pool.size();
-  std::byte* ws = nullptr;
-  if (plan.act_row_bytes || plan.scratch_bytes) {
-    if (workspace == nullptr) fail("matmul: workspace is null");
-    ws = reinterpret_cast<std::byte*>(align_up(reinterpret_cast<uintptr_t>(workspace)));
+void matmul_many(ThreadPool& pool, std::span<const MatmulOutput> outputs, const float* x, int64_t n_tokens,
+                 void* workspace) {
+  if (outputs.empty()) return;
+  if (n_tokens < 0) fail("matmul: negative token count ", n_tokens);
+  if (n_tokens == 0) return;
+  if (x == nullptr) fail("matmul: null activation");
+  if (outputs.size() > kMaxProducts) fail("matmul: more than ", kMaxProducts, " products of one activation");
+  std::array<Product, kMaxProducts> products;  // no allocation: this runs several times per layer and step
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const MatmulOutput& o = outputs[i];
+    check_shape(o.w->type, o.w->rows, o.w->cols);
+    if (o.w->cols != outputs[0].w->cols) fail("matmul: products of one activation with different widths");
+    if (o.y == nullptr) fail("matmul: null output");
+    products[i] = {o.w, o.y, o.w->rows, {}};
   }
-  std::byte* xq = ws;
-  std::byte* scratch = ws ? ws + n_tokens * plan.act_row_bytes : nullptr;
-
-  const MatmulProblem prob{&w, x, x_stride, xq, static_cast<int64_t>(plan.act_row_bytes), y, y_stride, n_tokens};
-
-  // Work units: row chunks x token chunks, handed out in token-chunk-major
-  // order so that the threads share one chunk of activations at a time.
-  const int64_t token_chunk = n_tokens == 1 ? 1 : kTokenChunk;
-  const int64_t n_tc = (n_tokens + token_chunk - 1) / token_chunk;
-  const int64_t unit = plan.row_unit;
-  const int64_t want_units = std::max<int64_t>(1, (n_tokens == 1 ? 8 : 4) * n_threads / n_tc);
-  int64_t row_chunk = (w.rows + want_units - 1) / want_units;
-  row_chunk = std::max(unit, (row_chunk + unit - 1) / unit * unit);
-  if (n_tokens > 1) row_chunk = std::min<int64_t>(row_chunk, std::max<int64_t>(unit, 128 / unit * unit));
-  const int64_t n_rc = (w.rows + row_chunk - 1) / row_chunk;
-  const int64_t n_units = n_rc * n_tc;
-  std::atomic<int64_t> next{0};
-
-  pool.run([&](int ti, int nt) {
-    if (plan.act != ActKind::Float) {
-      const int64_t t_begin = n_tokens * ti / nt, t_end = n_tokens * (ti + 1) / nt;
-      for (int64_t t = t_begin; t < t_end; ++t) {
-        if (plan.act == ActKind::Q32)
-          quantize_act32(isa, x + t * x_stride, w.cols, reinterpret_cast<ActBlock32*>(xq + t * plan.act_row_bytes));
-        else
-          quantize_actk(isa, x + t * x_stride, w.cols, reinterpret_cast<ActBlockK*>(xq + t * plan.act_row_bytes));
-      }
-      pool.barrier();
-    }
-    std::byte* my_scratch = scratch ? scratch + static_cast<size_t>(ti) * plan.scratch_bytes : nullptr;
-    for (;;) {
-      const int64_t u = next.fetch_add(1, std::memory_order_relaxed);
-      if (u >= n_units) break;
-      const int64_t tc = u / n_rc, rc = u % n_rc;
-      const int64_t r0 = rc * row_chunk, r1 = std::min(w.rows, r0 + row_chunk);
-      const int64_t t0 = tc * token_chunk, t1 = std::min(n_tokens, t0 + token_chunk);
-      plan.kernel(prob, r0, r1, t0, t1, my_scratch);
-    }
-  });
+  run_products(pool, std::span<Product>(products.data(), outputs.size()), x, outputs[0].w->cols, n_tokens, workspace);
 }
 
 }  // namespace rayo::cpu

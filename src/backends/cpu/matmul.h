@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "backends/cpu/thread_pool.h"
 #include "quant/tensor_type.h"
@@ -70,5 +71,17 @@ struct MatmulStrides {
 // n_tokens, pool.size()) bytes, any alignment. x and y must not overlap.
 void matmul(ThreadPool& pool, const MatmulWeight& w, const float* x, int64_t n_tokens, float* y,
             void* workspace, MatmulStrides strides = {});
+
+// Several products of the same activations, y_i = x * W_i^T (the q, k and v
+// projections; gate and up): one pool run for all of them, the activations
+// quantized once per activation format. Each y_i is exactly what matmul would
+// give. The weights (at most 4) must have the same cols.
+struct MatmulOutput {
+  const MatmulWeight* w = nullptr;
+  float* y = nullptr;  // n_tokens rows of w->rows floats, overlapping neither x nor another y
+};
+size_t matmul_workspace_bytes(std::span<const MatmulWeight* const> weights, int64_t n_tokens, int n_threads);
+void matmul_many(ThreadPool& pool, std::span<const MatmulOutput> outputs, const float* x, int64_t n_tokens,
+                 void* workspace);
 
 }  // namespace rayo::cpu

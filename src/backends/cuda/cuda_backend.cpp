@@ -93,7 +93,7 @@ class CudaBackend : public graph::Backend {
   }
 
   std::string_view name() const override { return "cuda"; }
-  std::vector<std::unique_ptr<graph::Pass>> passes() const override { return graph::cuda_fusion_passes(); }
+  std::vector<std::unique_ptr<graph::Pass>> passes() const override { return graph::decoder_fusion_passes(); }
 
   void init_kv_cache(const graph::KvCacheConfig& config) override {
     if (config.type != graph::KvType::F16) fail("the CUDA backend keeps the KV cache in f16 (f32 was requested)");

@@ -1,4 +1,4 @@
-// The fusion passes the CUDA backend requests, on the decoder graphs of the
+// The fusion passes the CPU and CUDA backends request, on the decoder graphs of the
 // shared models: which nodes they fuse, what the fused nodes carry, and that
 // patterns they must not fuse (Qwen3's per-head norms) stay apart.
 #include <gtest/gtest.h>
@@ -28,11 +28,11 @@ std::map<Op, int> op_counts(const Graph& g) {
   return c;
 }
 
-TEST(CudaFusionPasses, LlamaLayerBecomesFiveNodes) {
+TEST(FusionPasses, LlamaLayerBecomesFiveNodes) {
   RAYO_REQUIRE_SHARED();
   Graph g = build("synth-llama-q4_k_m.gguf");
   const size_t before = g.nodes().size();
-  const int changes = run_passes(g, cuda_fusion_passes());
+  const int changes = run_passes(g, decoder_fusion_passes());
   auto c = op_counts(g);
   const int layers = 2;
   EXPECT_EQ(c[Op::QkvRopeStore], layers);
@@ -76,10 +76,10 @@ TEST(CudaFusionPasses, LlamaLayerBecomesFiveNodes) {
   }
 }
 
-TEST(CudaFusionPasses, Qwen2BiasesGoIntoTheFusedAttentionInput) {
+TEST(FusionPasses, Qwen2BiasesGoIntoTheFusedAttentionInput) {
   RAYO_REQUIRE_SHARED();
   Graph g = build("synth-qwen2-q8_0.gguf");
-  run_passes(g, cuda_fusion_passes());
+  run_passes(g, decoder_fusion_passes());
   int fused = 0;
   for (const auto& n : g.nodes())
     if (n.op == Op::QkvRopeStore) {
@@ -94,10 +94,10 @@ TEST(CudaFusionPasses, Qwen2BiasesGoIntoTheFusedAttentionInput) {
   EXPECT_EQ(op_counts(g)[Op::AddBias], 0);
 }
 
-TEST(CudaFusionPasses, Qwen3PerHeadNormsKeepTheAttentionInputUnfused) {
+TEST(FusionPasses, Qwen3PerHeadNormsKeepTheAttentionInputUnfused) {
   RAYO_REQUIRE_SHARED();
   Graph g = build("synth-qwen3-q8_0.gguf");
-  run_passes(g, cuda_fusion_passes());
+  run_passes(g, decoder_fusion_passes());
   auto c = op_counts(g);
   EXPECT_EQ(c[Op::QkvRopeStore], 0);
   EXPECT_EQ(c[Op::RmsNorm], 2 * 2);  // q_norm and k_norm of each layer (per head: not folded)
@@ -113,11 +113,11 @@ TEST(CudaFusionPasses, Qwen3PerHeadNormsKeepTheAttentionInputUnfused) {
   }
 }
 
-TEST(CudaFusionPasses, PrefillGraphsFuseTheSameWay) {
+TEST(FusionPasses, PrefillGraphsFuseTheSameWay) {
   RAYO_REQUIRE_SHARED();
   Graph one = build("tinystories-656k-q8_0.gguf", 1), many = build("tinystories-656k-q8_0.gguf", 32);
-  run_passes(one, cuda_fusion_passes());
-  run_passes(many, cuda_fusion_passes());
+  run_passes(one, decoder_fusion_passes());
+  run_passes(many, decoder_fusion_passes());
   ASSERT_EQ(one.nodes().size(), many.nodes().size());
   for (size_t i = 0; i < one.nodes().size(); ++i) EXPECT_EQ(one.nodes()[i].op, many.nodes()[i].op) << i;
   // Tied output: the logits read the embedding matrix.
