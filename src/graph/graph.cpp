@@ -52,13 +52,16 @@ std::string Graph::describe() const {
   std::ostringstream out;
   std::map<std::string_view, int> op_counts;
   for (const auto& n : nodes_) ++op_counts[op_name(n.op)];
-  size_t unplanned = 0;
-  for (const auto& v : values_) unplanned += value_bytes(v);
+  // The values some node still writes (fusion leaves the intermediates it
+  // removed in the table, unused).
+  size_t unplanned = 0, live = 0;
+  for (const auto& n : nodes_)
+    if (n.out >= 0) unplanned += value_bytes(values_[n.out]), ++live;
   out << "graph: " << nodes_.size() << " nodes per step, up to " << config_.max_tokens << " tokens and "
       << config_.max_outputs << " output rows a step\n";
   out << "  ops:";
   for (const auto& [name, count] : op_counts) out << " " << name << "=" << count;
-  out << "\n  buffers: " << values_.size() << " activation values, " << format_bytes(unplanned)
+  out << "\n  buffers: " << live << " activation values, " << format_bytes(unplanned)
       << " unshared, planned into a " << format_bytes(arena_bytes_) << " arena\n";
   return out.str();
 }
