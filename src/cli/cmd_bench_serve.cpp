@@ -37,6 +37,7 @@ struct BenchServeOptions {
   int requests_per_client = 4;
   int max_tokens = 64;
   int prompt_tokens = 32;
+  int shared_prefix_tokens = 0;  // the same leading tokens in every prompt (a common system prompt)
   std::string serve_args;  // extra flags for the started server
   std::string api_key;
   bool json_out = false;
@@ -62,14 +63,18 @@ Round run_round(const server::ServerAddress& ep, const BenchServeOptions& o, int
   Round round;
   round.clients = n_clients;
   std::mutex mutex;
+  // Prompts of random token ids (from 3 up: past the usual special tokens)
+  // keep the load independent of the tokenizer.
+  std::uniform_int_distribution<int> id(3, std::max(3, n_vocab - 1));
+  std::vector<int> shared_prefix;
+  std::mt19937 prefix_rng(99);
+  for (int i = 0; i < o.shared_prefix_tokens; ++i) shared_prefix.push_back(id(prefix_rng));
   auto client = [&](int index) {
     std::mt19937 rng(static_cast<uint32_t>(1234 + index));
+    auto token = id;  // each thread its own distribution object
     for (int r = 0; r < o.requests_per_client; ++r) {
-      // A prompt of random token ids (from 3 up: past the usual special tokens)
-      // keeps the load independent of the tokenizer.
-      std::vector<int> prompt;
-      std::uniform_int_distribution<int> id(3, std::max(3, n_vocab - 1));
-      for (int i = 0; i < o.prompt_tokens; ++i) prompt.push_back(id(rng));
+      std::vector<int> prompt = shared_prefix;
+      for (int i = 0; i < o.prompt_tokens; ++i) prompt.push_back(token(rng));
       json body = {{"model", model_name},    {"prompt", prompt},       {"max_tokens", o.max_tokens},
                    {"stream", true},         {"ignore_eos", true},     {"temperature", 0.8},
                    {"seed", index * 100 + r}, {"logprobs", 0},
@@ -143,6 +148,7 @@ std::unique_ptr<server::ServeProcess> start_server(const BenchServeOptions& o) {
 
 void bench(const BenchServeOptions& o) {
   if (o.url.empty() == o.model.empty()) fail("give --url URL (a running server) or -m MODEL (start one)");
+  if (o.shared_prefix_tokens < 0) fail("--shared-prefix-tokens must not be negative");
   if (o.requests_per_client < 1 || o.max_tokens < 1 || o.prompt_tokens < 1)
     fail("--requests, --max-tokens and --prompt-tokens must be positive");
   std::unique_ptr<server::ServeProcess> process;  // stopped when bench returns
@@ -208,6 +214,9 @@ void setup(CLI::App& root) {
   cmd->add_option("-r,--requests", o->requests_per_client, "requests per client per round")->capture_default_str();
   cmd->add_option("-n,--max-tokens", o->max_tokens, "tokens generated per request")->capture_default_str();
   cmd->add_option("-p,--prompt-tokens", o->prompt_tokens, "prompt tokens per request")->capture_default_str();
+  cmd->add_option("--shared-prefix-tokens", o->shared_prefix_tokens,
+                  "tokens every prompt starts with, before its own -p tokens (a common system prompt)")
+      ->capture_default_str();
   cmd->add_option("--api-key", o->api_key, "bearer token for the server");
   cmd->add_flag("--json", o->json_out, "print JSON instead of a table");
   cmd->callback([o] { bench(*o); });

@@ -24,6 +24,7 @@ struct ServeOptions {
   int64_t prefill_chunk = 128;
   int64_t max_queue = 64;
   int64_t kv_blocks = 0;
+  bool no_prefix_cache = false;
   std::string api_key;
   std::string alias;
   size_t max_body = 16u << 20;
@@ -50,6 +51,7 @@ void serve(const ServeOptions& o) {
   so.prefill_chunk = o.prefill_chunk;
   so.max_queue = o.max_queue;
   so.n_blocks = o.kv_blocks;
+  so.prefix_cache = !o.no_prefix_cache;
   so.n_threads = session.n_threads;
   so.kv_type = session.kv_type;
   runtime::Scheduler scheduler(model, so);
@@ -107,6 +109,8 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--kv-blocks", o->kv_blocks, "KV cache blocks of 16 positions (0: --parallel full contexts)")
       ->capture_default_str();
+  cmd->add_flag("--no-prefix-cache", o->no_prefix_cache,
+                "evaluate every prompt in full (default: reuse the cached blocks of prompt prefixes seen before)");
   cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every endpoint but /health");
   cmd->add_option("-a,--alias", o->alias, "model name in responses (default: the file name)");
   cmd->add_option("--max-body-bytes", o->max_body, "largest request body accepted")->capture_default_str();

@@ -32,7 +32,8 @@ class LatencyHistogram {
 };
 
 struct BatchStats {
-  std::atomic<uint64_t> prompt_tokens{0};     // prompt tokens evaluated
+  std::atomic<uint64_t> prompt_tokens{0};     // prompt tokens evaluated or taken from the prefix cache
+  std::atomic<uint64_t> prompt_tokens_cached{0};  // of those, taken from the prefix cache
   std::atomic<uint64_t> generated_tokens{0};  // tokens sampled and delivered
   std::atomic<uint64_t> steps{0};             // graph steps run
   std::atomic<uint64_t> step_tokens{0};       // token rows over all steps
@@ -41,7 +42,8 @@ struct BatchStats {
   std::atomic<uint64_t> rejected{0};          // refused: queue full
   std::atomic<int64_t> waiting{0};            // admitted to the queue, not yet running
   std::atomic<int64_t> running{0};            // sequences holding cache blocks
-  std::atomic<int64_t> blocks_used{0};
+  std::atomic<int64_t> blocks_used{0};        // held by sequences
+  std::atomic<int64_t> blocks_cached{0};      // held by nobody, keeping a cached prompt prefix
   int64_t blocks_total = 0;
 
   LatencyHistogram time_to_first_token{{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};

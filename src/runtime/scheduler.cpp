@@ -7,6 +7,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "common/strings.h"
 #include "runtime/block_allocator.h"
+#include "runtime/prefix_cache.h"
 #include "runtime/session.h"
 #include "tokenizer/tokenizer.h"
 
@@ -51,6 +52,7 @@ bool RequestStream::next(Update& out, std::chrono::milliseconds timeout) {
   pending_.done = out.done;  // stays done: later calls see the end again
   pending_.finish = out.finish;
   pending_.prompt_tokens = out.prompt_tokens;
+  pending_.cached_prompt_tokens = out.cached_prompt_tokens;
   pending_.completion_tokens = out.completion_tokens;
   pending_.error = out.error;
   news_ = out.done;
@@ -66,6 +68,7 @@ RequestStream::Update RequestStream::wait() {
     all.done = part.done;
     all.finish = part.finish;
     all.prompt_tokens = part.prompt_tokens;
+    all.cached_prompt_tokens = part.cached_prompt_tokens;
     all.completion_tokens = part.completion_tokens;
     all.error = part.error;
   }
@@ -82,12 +85,14 @@ void RequestStream::push(std::string_view text, const GeneratedToken* token) {
   cv_.notify_all();
 }
 
-void RequestStream::finish(FinishReason reason, int64_t prompt_tokens, int64_t completion_tokens, std::string error) {
+void RequestStream::finish(FinishReason reason, int64_t prompt_tokens, int64_t completion_tokens, std::string error,
+                           int64_t cached_prompt_tokens) {
   {
     std::lock_guard lock(mutex_);
     pending_.done = true;
     pending_.finish = reason;
     pending_.prompt_tokens = prompt_tokens;
+    pending_.cached_prompt_tokens = cached_prompt_tokens;
     pending_.completion_tokens = completion_tokens;
     pending_.error = std::move(error);
     news_ = true;
@@ -109,8 +114,10 @@ struct Scheduler::Sequence {
   tokenizer::StreamingDecoder decoder;
   std::shared_ptr<RequestStream> stream;
   std::vector<int32_t> blocks;  // block table, position order
+  std::vector<uint64_t> chain;  // prefix-cache chain ids of its first whole prompt blocks
   int64_t reserve_positions = 0;
   int64_t n_past = 0;           // positions in the cache
+  int64_t cached_tokens = 0;    // prompt positions taken from the prefix cache
   int32_t next_token = -1;      // sampled, to be evaluated in the next step
   int64_t n_generated = 0;
   std::string text;             // generated text so far (cut at a stop string)
@@ -149,6 +156,10 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
   backend_->init_kv_cache(kv);
   allocator_ = std::make_unique<BlockAllocator>(o.n_blocks, o.block_size);
   stats_.blocks_total = o.n_blocks;
+  if (o.prefix_cache) {
+    prefix_ = std::make_unique<PrefixCache>(o.block_size);
+    allocator_->on_evict([this](int32_t block) { prefix_->forget(block); });
+  }
 
   // Batch buckets: 1, 2, 4, ... below the largest step, then the largest step.
   const int64_t largest = o.max_seqs + o.prefill_chunk;
@@ -300,7 +311,26 @@ void Scheduler::admit() {
   // it, so that a long one is not starved by a stream of short ones.
   while (!waiting_.empty() && static_cast<int64_t>(running_.size()) < options_.max_seqs) {
     Sequence& s = *waiting_.front();
-    if (!allocator_->allocate(allocator_->blocks_for(s.reserve_positions), s.blocks)) break;
+    // Whole prompt blocks already in the cache are shared, never the one
+    // holding the prompt's last token: evaluating it gives the first logits.
+    const int64_t n_prompt = static_cast<int64_t>(s.request.prompt.size());
+    const int64_t block_size = allocator_->block_size();
+    std::vector<PrefixCache::Hit> hits;
+    if (prefix_) hits = prefix_->lookup(s.request.prompt, (n_prompt - 1) / block_size);
+    for (const auto& h : hits) {  // before allocating, so that allocating cannot evict them
+      allocator_->retain(h.block);
+      s.blocks.push_back(h.block);
+    }
+    const int64_t fresh = allocator_->blocks_for(s.reserve_positions) - static_cast<int64_t>(hits.size());
+    if (!allocator_->allocate(fresh, s.blocks)) {
+      allocator_->release(s.blocks);
+      s.blocks.clear();
+      break;
+    }
+    for (const auto& h : hits) s.chain.push_back(h.chain);
+    s.n_past = s.cached_tokens = static_cast<int64_t>(hits.size()) * block_size;
+    stats_.prompt_tokens += static_cast<uint64_t>(s.cached_tokens);
+    stats_.prompt_tokens_cached += static_cast<uint64_t>(s.cached_tokens);
     for (int32_t t : s.request.prompt) s.sampler.accept(t);
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
@@ -308,6 +338,7 @@ void Scheduler::admit() {
   stats_.waiting.store(static_cast<int64_t>(waiting_.size()));
   stats_.running.store(static_cast<int64_t>(running_.size()));
   stats_.blocks_used.store(allocator_->n_used());
+  stats_.blocks_cached.store(allocator_->n_idle_cached());
 }
 
 graph::Executor& Scheduler::bucket_for(int64_t n_tokens) {
@@ -378,6 +409,7 @@ void Scheduler::step() {
   for (auto& [s, n] : prefilled) {
     s->n_past += n;
     stats_.prompt_tokens += static_cast<uint64_t>(n);
+    cache_prompt_blocks(*s);
   }
   const size_t n_vocab = static_cast<size_t>(model_->spec().n_vocab);
   for (size_t i = 0; i < output_seqs.size(); ++i) sample(*output_seqs[i], logits.subspan(i * n_vocab, n_vocab));
@@ -415,6 +447,21 @@ void Scheduler::sample(Sequence& s, std::span<const float> logits) {
   s.next_token = id;
 }
 
+void Scheduler::cache_prompt_blocks(Sequence& s) {
+  if (!prefix_) return;
+  const int64_t block_size = allocator_->block_size();
+  const std::span<const int32_t> prompt(s.request.prompt);
+  const int64_t whole = std::min(s.n_past, static_cast<int64_t>(prompt.size())) / block_size;
+  for (auto i = static_cast<int64_t>(s.chain.size()); i < whole; ++i) {
+    const uint64_t parent = i > 0 ? s.chain[i - 1] : PrefixCache::kRoot;
+    bool inserted = false;
+    // When the same contents are indexed already (another request computed
+    // them in the meantime), this copy stays private; its chain id is theirs.
+    s.chain.push_back(prefix_->insert(parent, prompt.subspan(i * block_size, block_size), s.blocks[i], &inserted));
+    if (inserted) allocator_->mark_cached(s.blocks[i]);
+  }
+}
+
 // Advances s.emitted over the text that is final; true when a stop string ended it.
 bool Scheduler::emit(Sequence& s, bool last) {
   if (!advance_final_text(s.text, s.emitted, s.request.stop, last)) return false;
@@ -438,9 +485,10 @@ void Scheduler::finish(Sequence& s, FinishReason reason, const std::string& erro
   allocator_->release(s.blocks);
   s.blocks.clear();
   stats_.blocks_used.store(allocator_->n_used());
+  stats_.blocks_cached.store(allocator_->n_idle_cached());
   if (!s.stream->cancelled() && error.empty()) ++stats_.finished;
   --in_flight_;
-  s.stream->finish(reason, static_cast<int64_t>(s.request.prompt.size()), s.n_generated, error);
+  s.stream->finish(reason, static_cast<int64_t>(s.request.prompt.size()), s.n_generated, error, s.cached_tokens);
 }
 
 }  // namespace rayo::runtime

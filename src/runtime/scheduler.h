@@ -12,6 +12,11 @@
 //    or corrupted; the price is that a pool smaller than max_seqs full contexts
 //    admits fewer long requests at once. A request that waits does so in a
 //    bounded queue (max_queue); beyond it submit() refuses (HTTP 503).
+//  * Prompt prefixes are shared (runtime/prefix_cache.h): the whole blocks of
+//    a prompt that an earlier or running request already computed are taken
+//    from the cache at admission, with their blocks' reference counts raised,
+//    and only the rest of the prompt is evaluated. Blocks nobody holds keep
+//    their contents until the allocator needs them for something else.
 //  * Every step holds the next token of every decoding sequence plus at most
 //    prefill_chunk prompt tokens (of the oldest sequences still reading their
 //    prompt), so a long prompt never stalls the streams already running; only
@@ -51,6 +56,7 @@ struct SchedulerOptions {
   int64_t n_blocks = 0;         // KV pool; 0: max_seqs full contexts
   int64_t prefill_chunk = 128;  // prompt tokens per step
   int64_t max_queue = 64;       // requests waiting for admission before submit() refuses
+  bool prefix_cache = true;     // reuse the cache blocks of prompt prefixes already computed
   int n_threads = 0;            // 0: physical cores
   graph::KvType kv_type = graph::KvType::F16;
 };
@@ -84,6 +90,7 @@ class RequestStream {
     bool done = false;
     FinishReason finish = FinishReason::Stop;
     int64_t prompt_tokens = 0;
+    int64_t cached_prompt_tokens = 0;    // of prompt_tokens, those taken from the prefix cache
     int64_t completion_tokens = 0;
     std::string error;                   // set when the request failed inside the engine
   };
@@ -101,7 +108,8 @@ class RequestStream {
  private:
   friend class Scheduler;
   void push(std::string_view text, const GeneratedToken* token);
-  void finish(FinishReason reason, int64_t prompt_tokens, int64_t completion_tokens, std::string error = {});
+  void finish(FinishReason reason, int64_t prompt_tokens, int64_t completion_tokens, std::string error = {},
+              int64_t cached_prompt_tokens = 0);
 
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -148,6 +156,8 @@ class Scheduler {
   void step();
   void sample(Sequence& s, std::span<const float> logits);
   void finish(Sequence& s, FinishReason reason, const std::string& error = {});
+  // Indexes the whole prompt blocks the sequence has computed since the last call.
+  void cache_prompt_blocks(Sequence& s);
   bool emit(Sequence& s, bool last);
   graph::Executor& bucket_for(int64_t n_tokens);
 
@@ -156,6 +166,7 @@ class Scheduler {
   std::unique_ptr<graph::Backend> backend_;
   std::vector<std::unique_ptr<graph::Executor>> executors_;  // ascending max_tokens
   std::unique_ptr<class BlockAllocator> allocator_;
+  std::unique_ptr<class PrefixCache> prefix_;  // null when prefix caching is off
   int64_t max_blocks_per_seq_ = 0;
   BatchStats stats_;
 

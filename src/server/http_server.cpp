@@ -205,7 +205,9 @@ HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
             } else {
               if (!write(sse(stream_chunk(*ctx, "", {}, &u.finish, false, include_usage, state->text_offset))))
                 return false;
-              if (include_usage && !write(sse(usage_chunk(*ctx, u.prompt_tokens, u.completion_tokens)))) return false;
+              if (include_usage &&
+                  !write(sse(usage_chunk(*ctx, u.prompt_tokens, u.completion_tokens, u.cached_prompt_tokens))))
+                return false;
             }
             if (!write("data: [DONE]\n\n")) return false;
             sink.done();
@@ -262,7 +264,10 @@ std::string HttpServer::metrics_text() const {
   auto gauge = [&](const char* name, const char* help, int64_t v) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << v << "\n";
   };
-  counter("rayo_prompt_tokens_total", "Prompt tokens evaluated.", st.prompt_tokens.load());
+  counter("rayo_prompt_tokens_total", "Prompt tokens of admitted requests, evaluated or reused.",
+          st.prompt_tokens.load());
+  counter("rayo_prompt_tokens_cached_total", "Prompt tokens reused from the prefix cache, not evaluated.",
+          st.prompt_tokens_cached.load());
   counter("rayo_generated_tokens_total", "Tokens generated.", st.generated_tokens.load());
   counter("rayo_requests_finished_total", "Generations that ran to a stop or length.", st.finished.load());
   counter("rayo_requests_cancelled_total", "Generations cancelled (client gone).", st.cancelled.load());
@@ -273,6 +278,8 @@ std::string HttpServer::metrics_text() const {
   gauge("rayo_running_sequences", "Sequences in the running batch.", st.running.load());
   gauge("rayo_streams_open", "Streaming responses being written.", streams_open_.load());
   gauge("rayo_kv_cache_blocks_used", "KV cache blocks held by sequences.", st.blocks_used.load());
+  gauge("rayo_kv_cache_blocks_cached", "KV cache blocks held by nobody that keep a prompt prefix for reuse.",
+        st.blocks_cached.load());
   gauge("rayo_kv_cache_blocks_total", "KV cache blocks in the pool.", st.blocks_total);
   histogram(out, "rayo_time_to_first_token_seconds", "Time from arrival to the first generated token.",
             st.time_to_first_token);

@@ -224,10 +224,11 @@ ApiRequest parse_completion_request(const json& body, const runtime::Model& mode
   return out;
 }
 
-json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
+json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_prompt_tokens) {
   return {{"prompt_tokens", prompt_tokens},
           {"completion_tokens", completion_tokens},
-          {"total_tokens", prompt_tokens + completion_tokens}};
+          {"total_tokens", prompt_tokens + completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", cached_prompt_tokens}}}};
 }
 
 std::string finish_reason(runtime::FinishReason r) { return r == runtime::FinishReason::Stop ? "stop" : "length"; }
@@ -277,7 +278,7 @@ json full_response(const ResponseContext& ctx, const runtime::RequestStream::Upd
           {"model", ctx.model},
           {"system_fingerprint", "rayo-" RAYO_VERSION},
           {"choices", json::array({choice})},
-          {"usage", usage_json(r.prompt_tokens, r.completion_tokens)}};
+          {"usage", usage_json(r.prompt_tokens, r.completion_tokens, r.cached_prompt_tokens)}};
 }
 
 json stream_chunk(const ResponseContext& ctx, const std::string& text,
@@ -305,14 +306,15 @@ json stream_chunk(const ResponseContext& ctx, const std::string& text,
   return chunk;
 }
 
-json usage_chunk(const ResponseContext& ctx, int64_t prompt_tokens, int64_t completion_tokens) {
+json usage_chunk(const ResponseContext& ctx, int64_t prompt_tokens, int64_t completion_tokens,
+                 int64_t cached_prompt_tokens) {
   return {{"id", ctx.id},
           {"object", ctx.endpoint == Endpoint::Chat ? "chat.completion.chunk" : "text_completion"},
           {"created", ctx.created},
           {"model", ctx.model},
           {"system_fingerprint", "rayo-" RAYO_VERSION},
           {"choices", json::array()},
-          {"usage", usage_json(prompt_tokens, completion_tokens)}};
+          {"usage", usage_json(prompt_tokens, completion_tokens, cached_prompt_tokens)}};
 }
 
 std::string make_id(const std::string& prefix) {

@@ -60,7 +60,9 @@ struct ResponseContext {
   bool logprobs = false;
 };
 
-json usage_json(int64_t prompt_tokens, int64_t completion_tokens);
+// OpenAI's usage object; prompt_tokens_details.cached_tokens counts the prompt
+// tokens taken from the prefix cache.
+json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_prompt_tokens);
 std::string finish_reason(runtime::FinishReason r);  // "stop" or "length"
 // Logprobs of some generated tokens in the endpoint's shape (chat: {"content":
 // [...]}, completions: {"tokens", "token_logprobs", "top_logprobs", "text_offset"}).
@@ -72,7 +74,8 @@ json full_response(const ResponseContext& ctx, const runtime::RequestStream::Upd
 json stream_chunk(const ResponseContext& ctx, const std::string& text,
                   const std::vector<runtime::GeneratedToken>& tokens, const runtime::FinishReason* finish,
                   bool role, bool with_usage_null, size_t text_offset);
-json usage_chunk(const ResponseContext& ctx, int64_t prompt_tokens, int64_t completion_tokens);
+json usage_chunk(const ResponseContext& ctx, int64_t prompt_tokens, int64_t completion_tokens,
+                 int64_t cached_prompt_tokens);
 
 // A fresh random id with a prefix ("chatcmpl-" + 24 hex digits).
 std::string make_id(const std::string& prefix);

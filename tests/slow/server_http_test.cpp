@@ -138,6 +138,40 @@ TEST_F(ServerHttp, ChatCompletionHasOpenAIsShape) {
   }
 }
 
+// A long system prompt shared by requests is evaluated once: later requests
+// report its whole blocks as cached tokens and give the same answers.
+TEST_F(ServerHttp, SharedPromptPrefixesComeFromTheCache) {
+  const std::string system =
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her "
+      "friends. One day, she saw a big red ball under a tree and ran to get it.";
+  auto ask = [&](const std::string& user) {
+    json body = {{"messages", {{{"role", "system"}, {"content", system}}, {{"role", "user"}, {"content", user}}}},
+                 {"max_tokens", 8},
+                 {"temperature", 0}};
+    auto r = http_post(addr(), "/v1/chat/completions", body.dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+    return parse(r.body);
+  };
+  const std::string before = http_get(addr(), "/metrics").body;
+  const json first = ask("Tell me more.");
+  const json again = ask("Tell me more.");
+  const json other = ask("What happened next?");
+  const int64_t prompt = again["usage"]["prompt_tokens"].get<int64_t>();
+  ASSERT_GT(prompt, 32) << "the system prompt should fill whole cache blocks";
+  const int64_t cached_again = again["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>();
+  const int64_t cached_other = other["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>();
+  EXPECT_EQ(cached_again % 16, 0);  // whole blocks of 16 positions
+  EXPECT_GE(cached_again, 16);
+  EXPECT_LT(cached_again, prompt);  // the last prompt token is always evaluated
+  EXPECT_GE(cached_other, 16);      // the system prompt's blocks
+  EXPECT_LE(cached_other, cached_again);
+  EXPECT_EQ(again["choices"][0]["message"]["content"], first["choices"][0]["message"]["content"]);
+  const std::string after = http_get(addr(), "/metrics").body;
+  const int64_t cached_first = first["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>();
+  EXPECT_EQ(metric(after, "rayo_prompt_tokens_cached_total") - metric(before, "rayo_prompt_tokens_cached_total"),
+            cached_first + cached_again + cached_other);
+}
+
 TEST_F(ServerHttp, ChatStreamMatchesTheWholeAnswer) {
   json body = {{"messages", {{{"role", "user"}, {"content", "Tell me a story"}}}},
                {"max_tokens", 20},
@@ -172,7 +206,11 @@ TEST_F(ServerHttp, ChatStreamMatchesTheWholeAnswer) {
     ++chunks;
     if (c["choices"].empty()) {
       ++usage_chunks;
-      EXPECT_EQ(c["usage"], w["usage"]);
+      // The same counts; the streamed request found the prompt's whole blocks cached.
+      for (const char* k : {"prompt_tokens", "completion_tokens", "total_tokens"})
+        EXPECT_EQ(c["usage"][k], w["usage"][k]) << k;
+      EXPECT_GE(c["usage"]["prompt_tokens_details"]["cached_tokens"],
+                w["usage"]["prompt_tokens_details"]["cached_tokens"]);
       return true;
     }
     EXPECT_TRUE(c.contains("usage") && c["usage"].is_null());

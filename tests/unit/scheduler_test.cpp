@@ -256,5 +256,73 @@ TEST(Scheduler, BucketsGrowToTheLargestStep) {
   EXPECT_EQ(s.buckets(), (std::vector<int64_t>{1, 2, 4, 8, 16, 26}));
 }
 
+// Prefix caching changes which positions are evaluated, never the answer: the
+// same tokens as with the cache off, whether the shared blocks come from a
+// finished request (idle, cached) or a running one, and after they were
+// evicted for other work.
+TEST(Scheduler, PrefixCacheReusesPromptBlocksWithoutChangingAnswers) {
+  RAYO_REQUIRE_SHARED();
+  const auto ref = test::load_reference(test::shared_path("reference/stories260K.json").string());
+  const std::vector<int32_t> story = ref.cases[3].tokens;  // 237 tokens
+  ASSERT_GE(story.size(), 100u);
+  const std::vector<int32_t> p(story.begin(), story.begin() + 70);
+  std::vector<int32_t> q(story.begin(), story.begin() + 50);  // p's first 3 blocks, then other tokens
+  q.insert(q.end(), story.begin() + 150, story.begin() + 170);
+  const std::vector<int32_t> other(story.begin() + 100, story.begin() + 190);  // shares nothing with p
+
+  auto model = load("stories260K");
+  auto o = opts(2, 256, 32);
+  o.block_size = 16;
+  o.n_blocks = 8;  // room for one request at a time, so that `other` must evict cached blocks
+  auto answer = [](Scheduler& s, const std::vector<int32_t>& prompt) {
+    Request r = greedy(prompt, 12);
+    r.ignore_eos = true;
+    return s.submit(r)->wait();
+  };
+  o.prefix_cache = false;
+  Scheduler plain(model, o);
+  const auto want_p = ids(answer(plain, p)), want_q = ids(answer(plain, q)), want_other = ids(answer(plain, other));
+  EXPECT_EQ(plain.stats().prompt_tokens_cached.load(), 0u);
+
+  o.prefix_cache = true;
+  Scheduler s(model, o);
+  const auto first = answer(s, p);
+  EXPECT_EQ(ids(first), want_p);
+  EXPECT_EQ(first.cached_prompt_tokens, 0);
+  EXPECT_EQ(s.stats().blocks_cached.load(), 4);  // p's 4 whole blocks wait, idle, for reuse
+  EXPECT_EQ(s.stats().blocks_used.load(), 0);
+
+  const auto again = answer(s, p);  // the 4 whole blocks, from the idle cache
+  EXPECT_EQ(ids(again), want_p);
+  EXPECT_EQ(again.cached_prompt_tokens, 64);
+  const auto branch = answer(s, q);  // p's first 3 blocks, then its own
+  EXPECT_EQ(ids(branch), want_q);
+  EXPECT_EQ(branch.cached_prompt_tokens, 48);
+
+  const auto unrelated = answer(s, other);  // needs every block: evicts the cached ones
+  EXPECT_EQ(ids(unrelated), want_other);
+  EXPECT_EQ(unrelated.cached_prompt_tokens, 0);
+  const auto after = answer(s, p);  // its first block was evicted: nothing to reuse
+  EXPECT_EQ(ids(after), want_p);
+  EXPECT_EQ(after.cached_prompt_tokens, 0);
+  EXPECT_EQ(s.stats().prompt_tokens_cached.load(), 64u + 48u);
+  EXPECT_EQ(s.stats().prompt_tokens.load(), 3 * p.size() + q.size() + other.size());
+
+  // A running request's blocks are shared too: the second request arrives
+  // while the first is still generating, and reuses its prompt's blocks.
+  Scheduler t(model, opts(2, 512, 32));
+  Request long_run = greedy(p, 400);
+  long_run.ignore_eos = true;
+  auto s1 = t.submit(long_run);
+  RequestStream::Update first_tokens;
+  ASSERT_TRUE(s1->next(first_tokens, 10s));
+  EXPECT_FALSE(first_tokens.done);
+  const auto shared = answer(t, p);
+  EXPECT_EQ(ids(shared), want_p);
+  EXPECT_EQ(shared.cached_prompt_tokens, 64);
+  s1->cancel();
+  s1->wait();
+}
+
 }  // namespace
 }  // namespace rayo::runtime

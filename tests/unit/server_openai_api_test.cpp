@@ -142,7 +142,9 @@ TEST(ServerOpenAIApi, ResponseShapes) {
   EXPECT_EQ(last["choices"][0]["finish_reason"], "stop");
   EXPECT_TRUE(last["choices"][0]["delta"].empty());
   EXPECT_FALSE(last.contains("usage"));
-  EXPECT_TRUE(usage_chunk(ctx, 4, 1)["choices"].empty());
+  const json usage = usage_chunk(ctx, 4, 1, 2);
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["prompt_tokens_details"]["cached_tokens"], 2);
 
   ctx.endpoint = Endpoint::Completion;
   const json legacy = full_response(ctx, u);
