@@ -118,15 +118,22 @@ void decode_q3_k(const BlockQ3_K* b, int64_t nb, int8_t* q, float* scale, float*
   }
 }
 
+// Q4_K and Q5_K: the 8 sub-block scales and mins of one super-block, from
+// their 6-bit packed form.
+template <typename Block>
+void decode_k4_scales(const Block& b, float* scale, float* min) {
+  const float d = fp16_to_fp32(b.d), dmin = fp16_to_fp32(b.dmin);
+  for (int s = 0; s < 8; ++s) {
+    uint8_t sc, m;
+    get_scale_min_k4(s, b.scales, &sc, &m);
+    scale[s] = d * static_cast<float>(sc);
+    min[s] = dmin * static_cast<float>(m);
+  }
+}
+
 void decode_q4_k(const BlockQ4_K* b, int64_t nb, int8_t* q, float* scale, float* min) {
   for (int64_t i = 0; i < nb; ++i) {
-    const float d = fp16_to_fp32(b[i].d), dmin = fp16_to_fp32(b[i].dmin);
-    for (int s = 0; s < 8; ++s) {
-      uint8_t sc, m;
-      get_scale_min_k4(s, b[i].scales, &sc, &m);
-      scale[8 * i + s] = d * static_cast<float>(sc);
-      min[8 * i + s] = dmin * static_cast<float>(m);
-    }
+    decode_k4_scales(b[i], scale + 8 * i, min + 8 * i);
     // 64 values per 32 bytes: low nibbles first, then high nibbles.
     for (int c = 0; c < 4; ++c)
       for (int l = 0; l < 32; ++l) {
@@ -139,13 +146,7 @@ void decode_q4_k(const BlockQ4_K* b, int64_t nb, int8_t* q, float* scale, float*
 
 void decode_q5_k(const BlockQ5_K* b, int64_t nb, int8_t* q, float* scale, float* min) {
   for (int64_t i = 0; i < nb; ++i) {
-    const float d = fp16_to_fp32(b[i].d), dmin = fp16_to_fp32(b[i].dmin);
-    for (int s = 0; s < 8; ++s) {
-      uint8_t sc, m;
-      get_scale_min_k4(s, b[i].scales, &sc, &m);
-      scale[8 * i + s] = d * static_cast<float>(sc);
-      min[8 * i + s] = dmin * static_cast<float>(m);
-    }
+    decode_k4_scales(b[i], scale + 8 * i, min + 8 * i);
     // As Q4_K; the fifth bit of value 32 s + l is bit s of qh[l].
     for (int c = 0; c < 4; ++c)
       for (int l = 0; l < 32; ++l) {
