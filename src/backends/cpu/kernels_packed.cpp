@@ -22,13 +22,15 @@
 // with a zero block), in reading order:
 //   d [2 blocks][16 rows]           f16                 @0   (64)
 //   qs[2 blocks][8 quads][16 rows][4]  u8 = w + 128     @64  (1024)
-// Q4_K, per super-block of 256 (2368 B, 64-aligned):
+// Q4_K, per super-block of 256 (2304 B: exactly the 16 rows' blocks, so the
+// kernels read no more bytes than the file holds):
 //   qs[8 sub][4 c][16 rows][4]   low nibble  = q[32 sub + 4c + i],
 //                                high nibble = q[32 sub + 16 + 4c + i]   @0    (2048)
-//   sc[8 sub][16 rows]           u8 6-bit scale                           @2048 (128)
-//   mn[4 p][16 rows][2]          u8 6-bit mins of sub 2p, 2p+1 (int16 pairs
-//                                after zero extension, for vpdpwssd)      @2176 (128)
-//   d[16 rows], dmin[16 rows]    f16                                      @2304 (64)
+//   lo[8 sub][16 rows]           low nibble  = scale bits 0-3,
+//                                high nibble = min bits 0-3               @2048 (128)
+//   hi[16 rows]                  u32: bits 2s, 2s+1 = scale bits 4-5 of sub s,
+//                                bits 16+2s, 17+2s = min bits 4-5 of sub s @2176 (64)
+//   d[16 rows], dmin[16 rows]    f16                                      @2240 (64)
 // Q6_K, per super-block of 256 (3392 B: the 3360 of the blocks + 32 padding),
 // in the order the kernel reads it so that the hardware prefetcher sees one
 // forward stream:
@@ -67,7 +69,7 @@ using namespace rayo::quant;
 namespace {
 
 constexpr int64_t kRows = kPackRows;
-constexpr size_t kQ4KSuper = 2368, kQ6KSuper = 3392;
+constexpr size_t kQ4KSuper = 2304, kQ6KSuper = 3392;
 
 size_t group_bytes(TensorType type, int64_t cols) {
   switch (type) {
@@ -132,15 +134,18 @@ void pack_q4_k(const void* data, int64_t rows, int64_t cols, PackedWeight& pw) {
         for (int s = 0; s < 8; ++s) {
           uint8_t sc, m;
           get_scale_min_k4(s, blk[b].scales, &sc, &m);
-          u8[2048 + 16 * s + r] = sc;
-          u8[2176 + 32 * (s / 2) + 2 * r + (s % 2)] = m;
+          u8[2048 + 16 * s + r] = static_cast<uint8_t>((sc & 0xf) | ((m & 0xf) << 4));
+          uint32_t hi;
+          std::memcpy(&hi, u8 + 2176 + 4 * r, 4);
+          hi |= static_cast<uint32_t>(sc >> 4) << (2 * s) | static_cast<uint32_t>(m >> 4) << (16 + 2 * s);
+          std::memcpy(u8 + 2176 + 4 * r, &hi, 4);
           for (int c = 0; c < 4; ++c)
             for (int i = 0; i < 4; ++i)
               u8[256 * s + 64 * c + 4 * r + i] =
                   static_cast<uint8_t>(q[32 * s + 4 * c + i] | (q[32 * s + 16 + 4 * c + i] << 4));
         }
-        put_f16(sb + 2304 + 2 * r, blk[b].d);
-        put_f16(sb + 2336 + 2 * r, blk[b].dmin);
+        put_f16(sb + 2240 + 2 * r, blk[b].d);
+        put_f16(sb + 2272 + 2 * r, blk[b].dmin);
       }
     }
 }
@@ -222,9 +227,11 @@ template <int T>
 RAYO_AVX512 void q4_k_group(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
   const int64_t nb = cols / 256;
   const __m512i m4 = _mm512_set1_epi8(0x0f);
+  const __m512i low4 = _mm512_set1_epi32(0xf), low2 = _mm512_set1_epi32(3);
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* sb = g + b * kQ4KSuper;
-    __m512i tot[T];
+    const __m512i top_bits = load512(sb + 2176);  // per row: bits 4-5 of every scale and min
+    __m512i tot[T], mp[4];  // mp: the mins of sub-blocks 2p, 2p+1 as int16 pairs, for vpdpwssd
     for (int t = 0; t < T; ++t) tot[t] = _mm512_setzero_si512();
     for (int s = 0; s < 8; ++s) {
       __m512i lo[4], hi[4];
@@ -233,7 +240,14 @@ RAYO_AVX512 void q4_k_group(const std::byte* g, int64_t cols, const std::byte* c
         lo[c] = _mm512_and_si512(v, m4);
         hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
       }
-      const __m512i sc = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(sb + 2048 + 16 * s)));
+      const __m512i nibbles = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(sb + 2048 + 16 * s)));
+      const __m512i sc = _mm512_or_si512(
+          _mm512_and_si512(nibbles, low4),
+          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(top_bits, 2 * s), low2), 4));
+      const __m512i mn = _mm512_or_si512(
+          _mm512_srli_epi32(nibbles, 4),
+          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(top_bits, 16 + 2 * s), low2), 4));
+      mp[s / 2] = s % 2 == 0 ? mn : _mm512_or_si512(mp[s / 2], _mm512_slli_epi32(mn, 16));
       for (int t = 0; t < T; ++t) {
         const int8_t* xq = act_block<ActBlockK>(xt[t], b).qs + 32 * s;
         __m512i i = _mm512_setzero_si512();
@@ -244,10 +258,7 @@ RAYO_AVX512 void q4_k_group(const std::byte* g, int64_t cols, const std::byte* c
         tot[t] = _mm512_add_epi32(tot[t], _mm512_mullo_epi32(i, sc));
       }
     }
-    __m512i mp[4];
-    for (int p = 0; p < 4; ++p)
-      mp[p] = _mm512_cvtepu8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(sb + 2176 + 32 * p)));
-    const __m512 d = load_f16x16(sb + 2304), dmin = load_f16x16(sb + 2336);
+    const __m512 d = load_f16x16(sb + 2240), dmin = load_f16x16(sb + 2272);
     for (int t = 0; t < T; ++t) {
       const ActBlockK& x = act_block<ActBlockK>(xt[t], b);
       __m512i mn = _mm512_setzero_si512();

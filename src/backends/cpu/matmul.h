@@ -24,7 +24,7 @@
 //
 // prepare_weight repacks Q4_K, Q6_K and Q8_0 weights into a row-interleaved
 // layout when the AVX-512 VNNI kernels are active (see kernels_packed.cpp).
-// Memory: the packed copy has the size of the original (+2.8% for Q4_K, +1%
+// Memory: the packed copy has the size of the original (Q4_K: exactly; +1%
 // for Q6_K) and is the only copy those kernels read. During loading both
 // copies are touched; afterwards the original's file pages are no longer
 // used, so the caller may drop them (madvise(MADV_DONTNEED) on a private file
