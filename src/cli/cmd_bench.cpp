@@ -76,8 +76,8 @@ uint64_t bytes_per_token(runtime::Session& session) {
   std::set<const void*> seen;
   uint64_t bytes = 0;
   for (const auto& n : g.nodes())
-    if (n.op == graph::Op::MatMul) {
-      const auto& w = g.weights()[n.weight];
+    for (int index : graph::matrix_weights(n)) {
+      const auto& w = g.weights()[index];
       if (seen.insert(w.data).second) bytes += rayo::row_bytes(w.type, w.cols) * w.rows;
     }
   return bytes;

@@ -39,6 +39,26 @@ int Graph::add_value(int64_t cols, RowSpace rows, std::string name) {
   return static_cast<int>(values_.size()) - 1;
 }
 
+std::vector<int> matrix_weights(const Node& n) {
+  switch (n.op) {
+    case Op::MatMul:
+    case Op::RmsNormMatMul:
+    case Op::MatMulAdd: return {n.weight};
+    case Op::GateUpSwiGLU: return {n.weight, n.aux[1]};
+    case Op::QkvRopeStore: return {n.weight, n.aux[1], n.aux[2]};
+    default: return {};
+  }
+}
+
+std::vector<int> vector_weights(const Node& n) {
+  std::vector<int> v;
+  if (n.op == Op::RmsNorm || n.op == Op::AddBias) v.push_back(n.weight);
+  if (n.op == Op::Rope || n.op == Op::QkvRopeStore) v.push_back(n.rope.freq_factors);
+  if (!matrix_weights(n).empty()) v.insert(v.end(), {n.aux[0], n.aux[3], n.aux[4], n.aux[5]});
+  std::erase(v, -1);
+  return v;
+}
+
 int Graph::add_node(const Node& node) {
   nodes_.push_back(node);
   return static_cast<int>(nodes_.size()) - 1;

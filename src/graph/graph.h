@@ -66,6 +66,13 @@ struct GraphConfig {
   int64_t max_outputs = 1;    // rows of Outputs values (rows that get logits)
 };
 
+// The weights node n multiplies its input by: MatMul's, and those of the fused
+// ops built on it (ops.h), in the fused op's order (q, k, v; gate, up).
+std::vector<int> matrix_weights(const Node& n);
+// The weights node n reads as vectors of floats: norm weights, biases, rope
+// frequency factors.
+std::vector<int> vector_weights(const Node& n);
+
 class Graph {
  public:
   explicit Graph(GraphConfig config) : config_(config) {}

@@ -34,6 +34,33 @@ TEST(CliRun, StreamsTextAndEndsWithASummary) {
   EXPECT_NE(r.output.find("generation: 8 tokens"), std::string::npos) << r.output;
 }
 
+// llama-bench's JSON: one object per test with its field names, and the weight
+// bytes one generated token reads (for the roofline), which fusion must not hide.
+TEST(CliBench, JsonHasLlamaBenchFieldsAndTheWeightsReadPerToken) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = test::run_command(rayo() + " bench -t 2 -p 16 -n 8 -r 2 --json -m " + stories(), false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 2u) << r.output;
+  const auto& pp = j[0];
+  const auto& tg = j[1];
+  EXPECT_EQ(pp["n_prompt"], 16);
+  EXPECT_EQ(pp["n_gen"], 0);
+  EXPECT_EQ(tg["n_prompt"], 0);
+  EXPECT_EQ(tg["n_gen"], 8);
+  for (const auto& t : j) {
+    EXPECT_GT(t["avg_ts"].get<double>(), 0);
+    EXPECT_GE(t["stddev_ts"].get<double>(), 0);
+    EXPECT_EQ(t["samples_ts"].size(), 2u);
+    EXPECT_EQ(t["n_threads"], 2);
+  }
+  // Every matrix once: more than half of this model's bytes (the rest is the
+  // embedding table, of which a token reads one row, and the norms).
+  const auto bytes = tg["bytes_per_token"].get<int64_t>();
+  EXPECT_GT(bytes, tg["model_size"].get<int64_t>() / 2) << r.output;
+  EXPECT_LE(bytes, tg["model_size"].get<int64_t>());
+}
+
 TEST(CliRun, StopStringEndsGeneration) {
   RAYO_REQUIRE_SHARED();
   const auto r = test::run_command(

@@ -46,28 +46,6 @@ void release_file_pages(const void* data, size_t bytes) {
 // the pool costs more than it saves (and much more when the machine is busy).
 constexpr int64_t kParallelThreshold = 32 * 1024;
 
-// The weights node n multiplies its input by: MatMul and the fused ops built on it.
-std::vector<int> product_weights(const Node& n) {
-  switch (n.op) {
-    case Op::MatMul:
-    case Op::RmsNormMatMul:
-    case Op::MatMulAdd: return {n.weight};
-    case Op::GateUpSwiGLU: return {n.weight, n.aux[1]};
-    case Op::QkvRopeStore: return {n.weight, n.aux[1], n.aux[2]};
-    default: return {};
-  }
-}
-
-// The vectors node n reads as floats: norm weights, biases, rope frequency factors.
-std::vector<int> vector_weights(const Node& n) {
-  std::vector<int> v;
-  if (n.op == Op::RmsNorm || n.op == Op::AddBias) v.push_back(n.weight);
-  if (n.op == Op::Rope || n.op == Op::QkvRopeStore) v.push_back(n.rope.freq_factors);
-  if (!product_weights(n).empty()) v.insert(v.end(), {n.aux[0], n.aux[3], n.aux[4], n.aux[5]});
-  std::erase(v, -1);
-  return v;
-}
-
 // Floats of scratch a fused node needs for its intermediates at `rows` rows.
 int64_t fused_scratch_floats(const Graph& g, const Node& n, int64_t rows) {
   int64_t floats = n.aux[0] >= 0 ? rows * g.values()[n.in[0]].cols : 0;  // the normed input
@@ -107,7 +85,7 @@ void CpuBackend::prepare(const Graph& graph) {
   size_t workspace = 0;
   int64_t fused = 0;
   for (const Node& n : graph.nodes()) {
-    if (const std::vector<int> products = product_weights(n); !products.empty()) {
+    if (const std::vector<int> products = graph::matrix_weights(n); !products.empty()) {
       const int64_t rows = graph.max_rows(graph.values()[n.in[0]]);
       std::vector<const MatmulWeight*> weights;
       for (int w : products) weights.push_back(&matmul_weights_.at(graph.weights()[w].data));
@@ -121,7 +99,7 @@ void CpuBackend::prepare(const Graph& graph) {
                n.op != Op::Rope && n.op != Op::KvStore && n.op != Op::Attention && n.op != Op::SelectRows) {
       fail("the CPU backend has no kernel for op ", op_name(n.op));
     }
-    for (int w : vector_weights(n)) f32_weight(graph, w);
+    for (int w : graph::vector_weights(n)) f32_weight(graph, w);
   }
   state.workspace.resize(workspace);
   state.fused.resize(sizeof(float) * fused);
@@ -134,7 +112,7 @@ void CpuBackend::prepare(const Graph& graph) {
 void CpuBackend::prepare_matmul_weights(const Graph& graph) {
   std::vector<const graph::Weight*> todo;
   for (const Node& n : graph.nodes()) {
-    for (int index : product_weights(n)) {
+    for (int index : graph::matrix_weights(n)) {
       const graph::Weight& w = graph.weights()[index];
       if (matmul_weights_.count(w.data) ||
           std::any_of(todo.begin(), todo.end(), [&](const graph::Weight* t) { return t->data == w.data; }))

@@ -254,28 +254,12 @@ class CudaBackend : public graph::Backend {
   void upload_weights(const Graph& g) {
     std::vector<std::pair<int, WeightUse>> needed;
     for (const Node& n : g.nodes()) {
-      switch (n.op) {
-        case Op::Embed: needed.push_back({n.weight, WeightUse::Raw}); break;
-        case Op::MatMul:
-        case Op::RmsNormMatMul:
-        case Op::MatMulAdd: needed.push_back({n.weight, WeightUse::Matrix}); break;
-        case Op::GateUpSwiGLU:
-          needed.push_back({n.weight, WeightUse::Matrix});
-          needed.push_back({n.aux[1], WeightUse::Matrix});
-          break;
-        case Op::QkvRopeStore:
-          for (int w : {n.weight, n.aux[1], n.aux[2]}) needed.push_back({w, WeightUse::Matrix});
-          for (int w : {n.aux[3], n.aux[4], n.aux[5]})
-            if (w >= 0) needed.push_back({w, WeightUse::Vector});
-          break;
-        case Op::RmsNorm:
-        case Op::AddBias: needed.push_back({n.weight, WeightUse::Vector}); break;
-        default: break;
+      if (n.op == Op::Embed) {
+        needed.push_back({n.weight, WeightUse::Raw});
+        vocab_rows_ = g.weights()[n.weight].rows;
       }
-      if (n.aux[0] >= 0) needed.push_back({n.aux[0], WeightUse::Vector});
-      if ((n.op == Op::Rope || n.op == Op::QkvRopeStore) && n.rope.freq_factors >= 0)
-        needed.push_back({n.rope.freq_factors, WeightUse::Vector});
-      if (n.op == Op::Embed) vocab_rows_ = g.weights()[n.weight].rows;
+      for (int w : graph::matrix_weights(n)) needed.push_back({w, WeightUse::Matrix});
+      for (int w : graph::vector_weights(n)) needed.push_back({w, WeightUse::Vector});
     }
     uint64_t total = 0;
     std::vector<std::pair<int, WeightUse>> todo;
