@@ -297,6 +297,53 @@ TEST(Matmul, ActivationQuantizationIsIdenticalOnEveryPath) {
   }
 }
 
+// matmul_many gives each product exactly what matmul gives, when the weights
+// mix activation forms (k-quant super-blocks, 32-value blocks, float) and
+// sizes, on every instruction set, for decode and batched rows.
+TEST(Matmul, ManyProductsOfOneActivationMatchSeparateProducts) {
+  std::mt19937 rng(77);
+  const int64_t cols = 512;
+  const std::vector<std::pair<TensorType, int64_t>> shapes = {
+      {TensorType::Q4_K, 96}, {TensorType::Q8_0, 40}, {TensorType::F16, 24}, {TensorType::Q6_K, 16}};
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<MatmulWeight> weights;
+  for (const auto& [type, rows] : shapes) data.push_back(random_weights(type, rows, cols, rng));
+  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    if (!isa_supported(isa)) continue;
+    IsaGuard guard(isa);
+    weights.clear();
+    for (size_t i = 0; i < shapes.size(); ++i)
+      weights.push_back(prepare_weight(shapes[i].first, data[i].data(), shapes[i].second, cols));
+    std::vector<const MatmulWeight*> ptrs;
+    for (const auto& w : weights) ptrs.push_back(&w);
+    for (int64_t n : {1, 9}) {
+      std::vector<float> x(n * cols);
+      std::normal_distribution<float> nd(0.0f, 1.0f);
+      for (auto& v : x) v = nd(rng);
+      ThreadPool pool(2);
+      std::vector<std::byte> ws(matmul_workspace_bytes(ptrs, n, pool.size()));
+      std::vector<std::vector<float>> together(weights.size()), apart(weights.size());
+      std::vector<MatmulOutput> outputs;
+      for (size_t i = 0; i < weights.size(); ++i) {
+        together[i].resize(n * weights[i].rows);
+        apart[i].resize(n * weights[i].rows);
+        outputs.push_back({&weights[i], together[i].data()});
+      }
+      matmul_many(pool, outputs, x.data(), n, ws.data());
+      for (size_t i = 0; i < weights.size(); ++i) {
+        std::vector<std::byte> ws1(matmul_workspace_bytes(weights[i], n, pool.size()));
+        matmul(pool, weights[i], x.data(), n, apart[i].data(), ws1.data());
+        ASSERT_EQ(together[i], apart[i]) << isa_name(isa) << " " << type_name(shapes[i].first) << " n=" << n;
+      }
+    }
+  }
+  std::vector<MatmulOutput> too_many(5, {&weights[0], nullptr});
+  std::vector<std::byte> ws(1 << 16);
+  ThreadPool pool(1);
+  std::vector<float> x(cols);
+  EXPECT_THROW(matmul_many(pool, too_many, x.data(), 1, ws.data()), Error);
+}
+
 TEST(Matmul, RejectsBadInput) {
   std::vector<uint8_t> data(4096);
   EXPECT_FALSE(matmul_supported(TensorType::IQ2_XXS));

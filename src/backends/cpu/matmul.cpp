@@ -206,8 +206,8 @@ void run_products(ThreadPool& pool, std::span<Product> products, const float* x,
       while (rc >= products[i].n_rc) rc -= products[i++].n_rc;
       const Product& p = products[i];
       const bool q32 = p.plan.act == ActKind::Q32;
-      const MatmulProblem prob{p.w,     x, x_stride, q32 ? xq32 : xqk, static_cast<int64_t>(q32 ? q32_bytes : qk_bytes),
-                               p.y,     p.y_stride, n_tokens};
+      const MatmulProblem prob{p.w, x, x_stride, q32 ? xq32 : xqk, static_cast<int64_t>(q32 ? q32_bytes : qk_bytes),
+                               p.y, p.y_stride, n_tokens};
       const int64_t r0 = rc * p.row_chunk, r1 = std::min(p.w->rows, r0 + p.row_chunk);
       const int64_t t0 = tc * token_chunk, t1 = std::min(n_tokens, t0 + token_chunk);
       p.plan.kernel(prob, r0, r1, t0, t1, my_scratch);
