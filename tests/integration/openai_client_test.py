@@ -92,6 +92,16 @@ def main():
     check(len(lp.choices[0].logprobs.tokens) == 5, "5 token logprobs")
     check(all(x <= 0 for x in lp.choices[0].logprobs.token_logprobs), "logprobs are log probabilities")
 
+    # A long prompt sent twice: the second reuses the cached blocks of the
+    # first, says so in usage, and answers the same.
+    story = "Once upon a time, there was a little girl named Lily. She loved to play in the park with her friends."
+    first = client.completions.create(model=model, prompt=story, max_tokens=8, temperature=0)
+    again = client.completions.create(model=model, prompt=story, max_tokens=8, temperature=0)
+    details = again.usage.prompt_tokens_details
+    check(details is not None and details.cached_tokens >= 16, f"cached prompt tokens reported ({details})")
+    check(details is None or details.cached_tokens < again.usage.prompt_tokens, "the last prompt token is evaluated")
+    check(again.choices[0].text == first.choices[0].text, "same answer from the cached prefix")
+
     # Seeded sampling is reproducible.
     a = client.completions.create(model=model, prompt="Once", max_tokens=10, temperature=1.0, seed=7)
     b = client.completions.create(model=model, prompt="Once", max_tokens=10, temperature=1.0, seed=7)
