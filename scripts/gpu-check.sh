@@ -5,8 +5,13 @@
 #   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAYO_STATIC_RUNTIME=ON
 #   cmake --build build -j2
 # then carry the source tree with BUILD_DIR (and ../shared) to the GPU machine.
-# The binaries need only glibc, libcuda.so.1 (the driver) and libnvrtc (from
-# /usr/local/cuda/lib64, $CUDA_HOME/lib64 or pip's nvidia/cuda_nvrtc).
+# At run time rayo opens libcuda.so.1 (the driver) and libnvrtc (from
+# /usr/local/cuda/lib64, $CUDA_HOME/lib64 or pip's nvidia/cuda_nvrtc). The
+# static runtime takes libstdc++ out of rayo itself, but the Debian libraries
+# it links stay shared: `ldd build/rayo` lists them (libpcre2-8, and
+# libcpp-httplib 0.11 with OpenSSL, zlib, brotli and its own libstdc++). Where
+# the GPU machine lacks them, copy those .so files beside the build and set
+# LD_LIBRARY_PATH to that folder.
 #
 # Runs: the device query, the kernel precompile into the cache, the GPU tests
 # (kernels natively vs the references, every shared model vs the CPU backend,
