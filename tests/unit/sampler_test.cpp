@@ -13,6 +13,18 @@ namespace {
 
 std::vector<float> logits_of(std::initializer_list<float> l) { return std::vector<float>(l); }
 
+// Sampling from the plain softmax, no truncation; tests then set the one
+// filter they exercise.
+SamplingParams untruncated(uint32_t seed) {
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0.0f;
+  p.seed = seed;
+  return p;
+}
+
 TEST(Sampler, ZeroTemperatureIsArgmax) {
   SamplingParams p;
   p.temperature = 0;
@@ -31,24 +43,14 @@ TEST(Sampler, TopKOfOneIsArgmaxAtAnyTemperature) {
 }
 
 TEST(Sampler, SameSeedSameDraws) {
-  SamplingParams p;
-  p.temperature = 1.0f;
-  p.top_k = 0;
-  p.top_p = 1.0f;
-  p.min_p = 0.0f;
-  p.seed = 1234;
+  const SamplingParams p = untruncated(1234);
   Sampler a(p, 6), b(p, 6);
   const auto l = logits_of({0, 0.1f, 0.2f, 0.3f, 0.4f, 0.5f});
   for (int i = 0; i < 100; ++i) EXPECT_EQ(a.sample(l), b.sample(l));
 }
 
 TEST(Sampler, DrawsFollowTheSoftmax) {
-  SamplingParams p;
-  p.temperature = 1.0f;
-  p.top_k = 0;
-  p.top_p = 1.0f;
-  p.min_p = 0.0f;
-  p.seed = 99;
+  const SamplingParams p = untruncated(99);
   Sampler s(p, 2);
   // p(1) = e / (1 + e) = 0.731
   int ones = 0;
@@ -58,23 +60,15 @@ TEST(Sampler, DrawsFollowTheSoftmax) {
 }
 
 TEST(Sampler, MinPDropsUnlikelyTokens) {
-  SamplingParams p;
-  p.temperature = 1.0f;
-  p.top_k = 0;
-  p.top_p = 1.0f;
+  SamplingParams p = untruncated(3);
   p.min_p = 0.5f;  // keeps tokens with p >= 0.5 * p_max: logit >= max - ln 2
-  p.seed = 3;
   Sampler s(p, 3);
   for (int i = 0; i < 200; ++i) EXPECT_NE(s.sample(logits_of({1.0f, 0.0f, 0.9f})), 1);
 }
 
 TEST(Sampler, TopPKeepsTheSmallestSetReachingTheMass) {
-  SamplingParams p;
-  p.temperature = 1.0f;
-  p.top_k = 0;
-  p.min_p = 0.0f;
+  SamplingParams p = untruncated(5);
   p.top_p = 0.5f;  // token 0 alone has p = 0.84 > 0.5
-  p.seed = 5;
   Sampler s(p, 3);
   for (int i = 0; i < 200; ++i) EXPECT_EQ(s.sample(logits_of({2.0f, 0.0f, 0.0f})), 0);
 }
@@ -96,12 +90,8 @@ TEST(Sampler, TopPWithoutTopKFindsALargeNucleus) {
   std::map<int, int> rank_of;
   for (int r = 0; r < 2000; ++r) rank_of[order[r]] = r;
 
-  SamplingParams p;
-  p.temperature = 1.0f;
-  p.top_k = 0;
-  p.min_p = 0.0f;
+  SamplingParams p = untruncated(11);
   p.top_p = 0.9f;
-  p.seed = 11;
   Sampler s(p, 2000);
   int deepest = 0;
   for (int i = 0; i < 2000; ++i) {

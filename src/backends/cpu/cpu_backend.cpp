@@ -63,6 +63,14 @@ void CpuBackend::parallel(int64_t work, Fn&& fn) {
     pool_.run(fn);
 }
 
+template <typename Fn>
+void CpuBackend::for_each_row(int64_t rows, int64_t work, Fn&& fn) {
+  parallel(work, [&](int ith, int nth) {
+    auto [begin, end] = slice(rows, ith, nth);
+    for (int64_t r = begin; r < end; ++r) fn(r);
+  });
+}
+
 CpuBackend::CpuBackend(int n_threads, bool progress, bool fuse)
     : progress_(progress), fuse_(fuse), pool_(n_threads), inline_pool_(1) {}
 CpuBackend::~CpuBackend() = default;
@@ -221,11 +229,9 @@ void CpuBackend::run_embed(const Graph& g, const Node& n) {
   for (int32_t token : step_.tokens)
     if (token < 0 || token >= w.rows) fail("token id ", token, " is outside the vocabulary of ", w.rows);
   const int64_t n_tokens = static_cast<int64_t>(step_.tokens.size());
-  parallel(n_tokens * w.cols, [&](int ith, int nth) {
-    auto [begin, end] = slice(n_tokens, ith, nth);
-    for (int64_t t = begin; t < end; ++t)
-      quant::dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + row_bytes * step_.tokens[t],
-                            out + t * w.cols, w.cols);
+  for_each_row(n_tokens, n_tokens * w.cols, [&](int64_t t) {
+    quant::dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + row_bytes * step_.tokens[t],
+                          out + t * w.cols, w.cols);
   });
 }
 
@@ -265,25 +271,20 @@ void CpuBackend::run_fused(const Graph& g, const Node& n) {
     const float* w = f32_weight(g, n.aux[0]);
     float* normed = scratch;
     scratch += rows * cols;
-    parallel(rows * cols, [&](int ith, int nth) {
-      auto [begin, end] = slice(rows, ith, nth);
-      for (int64_t r = begin; r < end; ++r) rms_norm_row(x + r * cols, w, normed + r * cols, cols, n.group, n.eps);
-    });
+    for_each_row(rows, rows * cols,
+                 [&](int64_t r) { rms_norm_row(x + r * cols, w, normed + r * cols, cols, n.group, n.eps); });
     x = normed;
   }
 
   switch (n.op) {
-    case Op::RmsNormMatMul: {
-      multiply(g, std::span<const int>(&n.weight, 1), x, rows, std::span<float* const>(&out, 1));
-      return;
-    }
+    case Op::RmsNormMatMul:
     case Op::MatMulAdd: {
       multiply(g, std::span<const int>(&n.weight, 1), x, rows, std::span<float* const>(&out, 1));
-      const float* residual = value(g, n.in[1]);
-      parallel(rows * width, [&](int ith, int nth) {
-        auto [begin, end] = slice(rows, ith, nth);
-        for (int64_t r = begin; r < end; ++r) add_row(residual + r * width, out + r * width, out + r * width, width);
-      });
+      if (n.op == Op::MatMulAdd) {
+        const float* residual = value(g, n.in[1]);
+        for_each_row(rows, rows * width,
+                     [&](int64_t r) { add_row(residual + r * width, out + r * width, out + r * width, width); });
+      }
       return;
     }
     case Op::GateUpSwiGLU: {
@@ -292,10 +293,8 @@ void CpuBackend::run_fused(const Graph& g, const Node& n) {
       const int weights[] = {n.weight, n.aux[1]};
       float* const products[] = {gate, up};
       multiply(g, weights, x, rows, products);
-      parallel(rows * width, [&](int ith, int nth) {
-        auto [begin, end] = slice(rows, ith, nth);
-        for (int64_t r = begin; r < end; ++r) swiglu_row(gate + r * width, up + r * width, out + r * width, width);
-      });
+      for_each_row(rows, rows * width,
+                   [&](int64_t r) { swiglu_row(gate + r * width, up + r * width, out + r * width, width); });
       return;
     }
     case Op::QkvRopeStore: {
@@ -310,21 +309,18 @@ void CpuBackend::run_fused(const Graph& g, const Node& n) {
       const float* bk = biased ? f32_weight(g, n.aux[4]) : nullptr;
       const float* bv = biased ? f32_weight(g, n.aux[5]) : nullptr;
       const float* freq_factors = n.rope.freq_factors >= 0 ? f32_weight(g, n.rope.freq_factors) : nullptr;
-      parallel(rows * (width + 2 * kv_width), [&](int ith, int nth) {
-        auto [begin, end] = slice(rows, ith, nth);
-        for (int64_t r = begin; r < end; ++r) {
-          float* qr = out + r * width;
-          float* kr = k + r * kv_width;
-          float* vr = v + r * kv_width;
-          if (biased) {
-            add_row(qr, bq, qr, width);
-            add_row(kr, bk, kr, kv_width);
-            add_row(vr, bv, vr, kv_width);
-          }
-          rope_row(qr, qr, n.n_head, n.head_dim, n.rope, step_.positions[r], freq_factors);
-          rope_row(kr, kr, n.n_head_kv, n.head_dim, n.rope, step_.positions[r], freq_factors);
-          kv_.store(n.layer, store_rows_[r], kr, vr);
+      for_each_row(rows, rows * (width + 2 * kv_width), [&](int64_t r) {
+        float* qr = out + r * width;
+        float* kr = k + r * kv_width;
+        float* vr = v + r * kv_width;
+        if (biased) {
+          add_row(qr, bq, qr, width);
+          add_row(kr, bk, kr, kv_width);
+          add_row(vr, bv, vr, kv_width);
         }
+        rope_row(qr, qr, n.n_head, n.head_dim, n.rope, step_.positions[r], freq_factors);
+        rope_row(kr, kr, n.n_head_kv, n.head_dim, n.rope, step_.positions[r], freq_factors);
+        kv_.store(n.layer, store_rows_[r], kr, vr);
       });
       return;
     }
@@ -343,20 +339,17 @@ void CpuBackend::run_rows(const Graph& g, const Node& n) {
   float* y = value(g, n.out);
   const float* w = n.weight >= 0 ? f32_weight(g, n.weight) : nullptr;
   const float* freq_factors = n.op == Op::Rope && n.rope.freq_factors >= 0 ? f32_weight(g, n.rope.freq_factors) : nullptr;
-  parallel(rows * cols, [&](int ith, int nth) {
-    auto [begin, end] = slice(rows, ith, nth);
-    for (int64_t r = begin; r < end; ++r) {
-      float* yr = y + r * cols;
-      const float* ar = a + r * in_cols;
-      switch (n.op) {
-        case Op::RmsNorm: rms_norm_row(ar, w, yr, cols, n.group, n.eps); break;
-        case Op::AddBias: add_row(ar, w, yr, cols); break;
-        case Op::Add: add_row(ar, b + r * cols, yr, cols); break;
-        case Op::SwiGLU: swiglu_row(ar, b + r * cols, yr, cols); break;
-        case Op::Rope: rope_row(ar, yr, n.n_head, n.head_dim, n.rope, step_.positions[r], freq_factors); break;
-        case Op::SelectRows: std::memcpy(yr, a + step_.output_rows[r] * in_cols, sizeof(float) * cols); break;
-        default: break;
-      }
+  for_each_row(rows, rows * cols, [&](int64_t r) {
+    float* yr = y + r * cols;
+    const float* ar = a + r * in_cols;
+    switch (n.op) {
+      case Op::RmsNorm: rms_norm_row(ar, w, yr, cols, n.group, n.eps); break;
+      case Op::AddBias: add_row(ar, w, yr, cols); break;
+      case Op::Add: add_row(ar, b + r * cols, yr, cols); break;
+      case Op::SwiGLU: swiglu_row(ar, b + r * cols, yr, cols); break;
+      case Op::Rope: rope_row(ar, yr, n.n_head, n.head_dim, n.rope, step_.positions[r], freq_factors); break;
+      case Op::SelectRows: std::memcpy(yr, a + step_.output_rows[r] * in_cols, sizeof(float) * cols); break;
+      default: break;
     }
   });
 }
@@ -366,10 +359,8 @@ void CpuBackend::run_kv_store(const Graph& g, const Node& n) {
   const float* k = value(g, n.in[0]);
   const float* v = value(g, n.in[1]);
   const int64_t rows = rows_of(g, n.in[0]);
-  parallel(rows * width, [&](int ith, int nth) {
-    auto [begin, end] = slice(rows, ith, nth);
-    for (int64_t t = begin; t < end; ++t) kv_.store(n.layer, store_rows_[t], k + t * width, v + t * width);
-  });
+  for_each_row(rows, rows * width,
+               [&](int64_t t) { kv_.store(n.layer, store_rows_[t], k + t * width, v + t * width); });
 }
 
 void CpuBackend::run_attention(const Graph& g, const Node& n) {

@@ -42,6 +42,10 @@ class CpuBackend : public graph::Backend {
   // Runs fn(thread, n_threads) on the pool, or inline when the work is small.
   template <typename Fn>
   void parallel(int64_t work, Fn&& fn);
+  // fn(r) for every row r < rows, the rows split evenly over the threads (or
+  // inline when `work`, in values, is small).
+  template <typename Fn>
+  void for_each_row(int64_t rows, int64_t work, Fn&& fn);
   float* value(const graph::Graph& graph, int index);
   int64_t rows_of(const graph::Graph& graph, int value) const;
   // Prepares (repacks) the graph's matmul weights not prepared yet, on all threads.
