@@ -172,10 +172,16 @@ void run_products(ThreadPool& pool, std::span<Product> products, const float* x,
   const int64_t token_chunk = n_tokens == 1 ? 1 : kTokenChunk;
   const int64_t n_tc = (n_tokens + token_chunk - 1) / token_chunk;
   int64_t units_per_tc = 0;  // row chunks of all products
+  // The work units are sized over the rows of all the products together, so
+  // that a small product beside a large one (k and v beside q) is not cut
+  // into slivers: every unit start costs a ramp of the weight stream.
+  int64_t total_rows = 0;
+  for (const Product& p : products) total_rows += p.w->rows;
+  const int64_t want_units = std::max<int64_t>(1, (n_tokens == 1 ? 8 : 4) * n_threads / n_tc);
+  const int64_t unit_rows = (total_rows + want_units - 1) / want_units;
   for (Product& p : products) {
     const int64_t unit = p.plan.row_unit;
-    const int64_t want_units = std::max<int64_t>(1, (n_tokens == 1 ? 8 : 4) * n_threads / n_tc);
-    int64_t row_chunk = (p.w->rows + want_units - 1) / want_units;
+    int64_t row_chunk = std::min(p.w->rows, unit_rows);
     row_chunk = std::max(unit, (row_chunk + unit - 1) / unit * unit);
     if (n_tokens > 1) row_chunk = std::min<int64_t>(row_chunk, std::max<int64_t>(unit, 128 / unit * unit));
     p.row_chunk = row_chunk;
