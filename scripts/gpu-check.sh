@@ -16,7 +16,7 @@
 # Runs: the device query, the kernel precompile into the cache, the GPU tests
 # (kernels natively vs the references, every shared model vs the CPU backend,
 # transfers and launches per token), the emulator and NVRTC tests again on
-# this machine, then the benchmarks side by side (CPU and CUDA in one run).
+# this machine, then the benchmarks (CUDA with first and cached starts, and the CPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -44,21 +44,23 @@ run "$build/tests/test_gpu" --gtest_color=no
 step "emulator, NVRTC and cache tests"
 run "$build/tests/test_unit" --gtest_filter='Cuda*' --gtest_color=no
 
-step "benchmarks (CPU and CUDA side by side)"
-# `--device` is wired into the commands by src/cli (see docs); skip gracefully if absent.
-if "$rayo" bench --help 2>&1 | grep -q -- "--device"; then
-  for type in q4_k_m q8_0; do
-    for dev in cuda cpu; do
-      run "$rayo" bench --synth llama3-8b --type "$type" -p 512 -n 128 --device "$dev"
-    done
+step "benchmarks: the issue's files on CUDA (first start on an empty kernel cache, then a cached start) and on the CPU"
+# rayo bench prints tg's fraction of the memory roofline (a device-to-device
+# copy measured in the same run), the kernel launches per decode step without
+# the CUDA graph, the NVRTC compiles of the start and the start time.
+files=$(mktemp -d)
+trap 'rm -rf "$files"' EXIT
+for preset in llama3-8b qwen2.5-1.5b; do
+  run "$rayo" synth --preset "$preset" --type q4_k_m -o "$files/$preset-q4_k_m.gguf"
+  for start in first cached; do
+    echo "-- $preset q4_k_m, $start start"
+    run env XDG_CACHE_HOME="$files/cache" "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 512 -n 128 --device cuda
   done
-  run "$rayo" bench --synth qwen2.5-1.5b --type q4_k_m -p 512 -n 128 --device cuda
-  for m in "$RAYO_SHARED"/models/synth-llama-q4_k_m.gguf "$RAYO_SHARED"/models/tinystories-656k-q8_0.gguf; do
-    run "$rayo" bench -m "$m" -p 128 -n 64 --device cuda
-  done
-else
-  echo "rayo bench has no --device option yet: benchmarks skipped"
-fi
+done
+run "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 128 -r 1 --device cpu
+for m in "$RAYO_SHARED"/models/synth-llama-q4_k_m.gguf "$RAYO_SHARED"/models/tinystories-656k-q8_0.gguf; do
+  run "$rayo" bench -m "$m" -p 128 -n 64 --device cuda
+done
 
 echo
 [ $status -eq 0 ] && echo "gpu-check: all passed" || echo "gpu-check: FAILURES above"

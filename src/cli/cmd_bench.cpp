@@ -3,6 +3,15 @@
 // cache; tg = n_gen single-token steps from an empty cache; after one warm-up
 // run, each test is repeated and reported as mean ± standard deviation.
 // --json uses llama-bench's field names so tools that read one read the other.
+//
+// It also measures the memory bandwidth of the device it runs on (CPU: a
+// streaming read on the same threads; CUDA: a device-to-device copy) before
+// and after the tests, keeps the higher (a shared machine's bandwidth moves
+// from minute to minute), and gives tg's fraction of that roofline: the bytes
+// of weights and KV cache a decode step reads, times tokens/s, over the
+// bandwidth. On CUDA it also prints the kernels a step launches without its
+// CUDA graph, and the NVRTC compiles of this start (none when the kernel
+// cache has them).
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +26,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "backends/cuda/cuda_backend.h"
 #include "common/strings.h"
 #include "models/synth_model.h"
 
@@ -83,6 +93,15 @@ uint64_t bytes_per_token(runtime::Session& session) {
   return bytes;
 }
 
+// Bytes of KV cache the steps of a tg run of n_gen tokens from an empty cache
+// read on average: each step reads the keys and values of every position so far.
+uint64_t kv_bytes_per_token(const runtime::Model& model, graph::KvType type, int n_gen) {
+  const auto& s = model.spec();
+  const uint64_t per_position = uint64_t{s.n_layers} * s.n_head_kv * (s.head_dim + s.head_dim_v) *
+                                (type == graph::KvType::F16 ? 2 : 4);
+  return per_position * (static_cast<uint64_t>(n_gen) + 1) / 2;
+}
+
 std::string model_label(const runtime::Model& model) {
   const auto& s = model.spec();
   uint64_t params = 0;
@@ -129,14 +148,18 @@ void run(BenchOptions o) {
     }
   } cleanup{synth_path};
 
+  const auto start = Clock::now();
   auto model = load_model(o.model);
   auto sopts = session_options(o.model, *model);
   sopts.n_ctx = std::max<int64_t>({o.n_prompt, o.n_gen, 1});
   runtime::Session session(model, sopts);
+  session.decode_executor();  // prepared now: weights uploaded or repacked, decode kernels compiled
+  const double start_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::mt19937 rng(42);
   std::vector<int32_t> prompt(o.n_prompt);
   for (auto& t : prompt) t = static_cast<int32_t>(rng() % session.n_vocab());
 
+  double bandwidth = o.n_gen > 0 ? session.backend().measure_memory_bandwidth() : 0;
   std::vector<TestResult> results;
   if (o.n_prompt > 0) {
     TestResult r{"pp" + std::to_string(o.n_prompt), o.n_prompt, 0, {}};
@@ -156,6 +179,14 @@ void run(BenchOptions o) {
   uint64_t n_params = 0;
   for (const auto& t : model->file().tensors()) n_params += t.n_elements;
   const uint64_t per_token = bytes_per_token(session);
+  const uint64_t kv_per_token = o.n_gen > 0 ? kv_bytes_per_token(*model, sopts.kv_type, o.n_gen) : 0;
+  if (o.n_gen > 0) bandwidth = std::max(bandwidth, session.backend().measure_memory_bandwidth());
+  const auto roofline = [&](const TestResult& r) {
+    return r.n_gen > 0 && bandwidth > 0 ? (per_token + kv_per_token) * r.mean_ts() / bandwidth : 0.0;
+  };
+  const bool cuda = session.device() == "cuda";
+  const auto cuda_info = cuda ? cuda::cuda_backend_info(session.backend()) : cuda::CudaBackendInfo{};
+  const int launches = cuda ? cuda::kernels_per_step(session.backend(), session.decode_executor().graph()) : 0;
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : results) {
@@ -183,7 +214,17 @@ void run(BenchOptions o) {
                      {"stddev_ts", r.stddev_ts()},
                      {"samples_ns", ns},
                      {"samples_ts", ts},
-                     {"bytes_per_token", r.n_gen > 0 ? per_token : 0}});
+                     {"bytes_per_token", r.n_gen > 0 ? per_token : 0},
+                     {"kv_bytes_per_token", r.n_gen > 0 ? kv_per_token : 0},
+                     {"memory_bandwidth", r.n_gen > 0 ? bandwidth : 0.0},
+                     {"roofline_fraction", roofline(r)},
+                     {"start_seconds", start_seconds}});
+      if (cuda) {
+        out.back()["kernels_per_step"] = launches;
+        out.back()["kernels_compiled"] = cuda_info.kernels_compiled;
+        out.back()["kernel_compile_seconds"] = cuda_info.kernel_compile_seconds;
+        out.back()["kernels_from_disk_cache"] = cuda_info.kernels_from_disk;
+      }
     }
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -205,9 +246,23 @@ void run(BenchOptions o) {
                 format_bytes(model->weight_bytes()).c_str(), params, backend.c_str(), session.n_threads(),
                 r.name.c_str(), ts, gbs);
   }
-  std::printf("\nweights read per generated token: %s (tg t/s x this = the weights GB/s column; compare with the "
-              "machine's memory bandwidth for the roofline)\n",
+  std::printf("\nweights read per generated token: %s (tg t/s x this = the weights GB/s column)\n",
               format_bytes(per_token).c_str());
+  for (const auto& r : results)
+    if (r.n_gen > 0 && bandwidth > 0)
+      std::printf("%s roofline: (%s weights + %s KV cache) x %.2f t/s = %.1f GB/s, %.0f%% of the %.1f GB/s %s\n",
+                  r.name.c_str(), format_bytes(per_token).c_str(), format_bytes(kv_per_token).c_str(), r.mean_ts(),
+                  (per_token + kv_per_token) * r.mean_ts() / 1e9, 100 * roofline(r), bandwidth / 1e9,
+                  cuda ? "a device-to-device copy moves (read + write), measured in this run"
+                       : "a streaming read reaches on these threads, measured in this run");
+  std::printf("start: %.2f s (load, weights %s, decode kernels)\n", start_seconds,
+              cuda ? "uploaded" : "prepared");
+  if (cuda)
+    std::printf("CUDA: %s (%s), %d kernel launches per decode step (replayed as one CUDA graph launch unless --no-graph); "
+                "%llu kernels compiled by NVRTC in %.2f s, %llu read from the kernel cache\n",
+                cuda_info.device_name.c_str(), cuda_info.arch.c_str(), launches,
+                static_cast<unsigned long long>(cuda_info.kernels_compiled), cuda_info.kernel_compile_seconds,
+                static_cast<unsigned long long>(cuda_info.kernels_from_disk));
 }
 
 void setup(CLI::App& root) {

@@ -60,6 +60,11 @@ class Backend {
 
   // The logits of the last step: output_rows.size() rows of n_vocab floats.
   virtual std::span<const float> output(const Graph& graph) = 0;
+
+  // Bytes per second this backend's memory streams at, measured now (a second
+  // or less): the roofline `rayo bench` compares token generation with. 0
+  // when the backend cannot measure it.
+  virtual double measure_memory_bandwidth() { return 0; }
 };
 
 }  // namespace rayo::graph

@@ -51,6 +51,8 @@ class Session {
 
   // Dispatch counts, for tests and --verbose.
   const graph::Executor& decode_executor();
+  // The backend the session runs on (for its counters and measurements).
+  graph::Backend& backend() { return *backend_; }
 
  private:
   graph::Executor& executor(int64_t max_tokens, int64_t max_outputs);

@@ -36,7 +36,7 @@ TEST(CliRun, StreamsTextAndEndsWithASummary) {
 
 // llama-bench's JSON: one object per test with its field names, and the weight
 // bytes one generated token reads (for the roofline), which fusion must not hide.
-TEST(CliBench, JsonHasLlamaBenchFieldsAndTheWeightsReadPerToken) {
+TEST(CliBench, JsonHasLlamaBenchFieldsTheBytesReadPerTokenAndTheRoofline) {
   RAYO_REQUIRE_SHARED();
   const auto r = test::run_command(rayo() + " bench -t 2 -p 16 -n 8 -r 2 --json -m " + stories(), false);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -59,6 +59,17 @@ TEST(CliBench, JsonHasLlamaBenchFieldsAndTheWeightsReadPerToken) {
   const auto bytes = tg["bytes_per_token"].get<int64_t>();
   EXPECT_GT(bytes, tg["model_size"].get<int64_t>() / 2) << r.output;
   EXPECT_LE(bytes, tg["model_size"].get<int64_t>());
+  // The KV cache a tg8 step reads on average: 4.5 positions of 5 layers x 4
+  // KV heads x (8 + 8) f16 values.
+  EXPECT_EQ(tg["kv_bytes_per_token"], 2880);
+  EXPECT_EQ(pp["kv_bytes_per_token"], 0);
+  // The roofline: the bandwidth measured in the run, and tg's fraction of it.
+  const double bandwidth = tg["memory_bandwidth"].get<double>();
+  EXPECT_GT(bandwidth, 1e9) << "any machine streams more than 1 GB/s";
+  EXPECT_DOUBLE_EQ(tg["roofline_fraction"].get<double>(),
+                   (bytes + 2880) * tg["avg_ts"].get<double>() / bandwidth);
+  EXPECT_EQ(pp["roofline_fraction"].get<double>(), 0.0);
+  EXPECT_GT(tg["start_seconds"].get<double>(), 0.0);
 }
 
 TEST(CliRun, StopStringEndsGeneration) {

@@ -6,6 +6,7 @@
 // stories260K must match the CPU backend's, step by step.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -88,6 +89,8 @@ struct Fake {
   std::vector<Launch> captured;
   std::vector<std::unique_ptr<std::vector<Launch>>> graphs;
   uint64_t launches = 0;
+  std::vector<size_t> d2d_copies;  // bytes of each device-to-device copy
+  std::vector<std::unique_ptr<std::chrono::steady_clock::time_point>> events;
 };
 Fake* g_fake = nullptr;
 
@@ -152,6 +155,34 @@ DriverApi fake_api() {
   };
   a.cuMemcpyDtoHAsync = [](void* d, CUdeviceptr s, size_t n, CUstream) {
     std::memcpy(d, reinterpret_cast<void*>(s), n);
+    return 0;
+  };
+  a.cuMemcpyDtoDAsync = [](CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) {
+    std::memcpy(reinterpret_cast<void*>(d), reinterpret_cast<const void*>(s), n);
+    g_fake->d2d_copies.push_back(n);
+    return 0;
+  };
+  a.cuMemGetInfo = [](size_t* free_bytes, size_t* total) {
+    *free_bytes = size_t{64} << 20;
+    *total = size_t{1} << 34;
+    return 0;
+  };
+  // Events are host timestamps taken when recorded (the emulator runs everything synchronously).
+  a.cuEventCreate = [](CUevent* e, unsigned) {
+    g_fake->events.push_back(std::make_unique<std::chrono::steady_clock::time_point>());
+    *e = reinterpret_cast<CUevent>(g_fake->events.back().get());
+    return 0;
+  };
+  a.cuEventDestroy = [](CUevent) { return 0; };
+  a.cuEventRecord = [](CUevent e, CUstream) {
+    *reinterpret_cast<std::chrono::steady_clock::time_point*>(e) = std::chrono::steady_clock::now();
+    return 0;
+  };
+  a.cuEventSynchronize = [](CUevent) { return 0; };
+  a.cuEventElapsedTime = [](float* ms, CUevent start, CUevent stop) {
+    const auto& t0 = *reinterpret_cast<std::chrono::steady_clock::time_point*>(start);
+    const auto& t1 = *reinterpret_cast<std::chrono::steady_clock::time_point*>(stop);
+    *ms = std::chrono::duration<float, std::milli>(t1 - t0).count();
     return 0;
   };
   a.cuMemsetD8 = [](CUdeviceptr d, unsigned char v, size_t n) { std::memset(reinterpret_cast<void*>(d), v, n); return 0; };
@@ -279,6 +310,16 @@ TEST_F(EmulatedGpu, Stories260KMatchesTheCpuBackendWithOneGraphLaunchPerToken) {
   // 5 layers x (qkv, attention split + combine, out+residual, gate/up, down+residual)
   // + embed, select_rows, logits.
   EXPECT_EQ(info.kernels_per_step, 5 * 6 + 3);
+}
+
+// rayo bench's GPU roofline: device-to-device copies of an eighth of the free
+// memory (here 64 MiB free: 8 MiB), one warm-up and three timed.
+TEST_F(EmulatedGpu, MeasuresTheDeviceToDeviceCopyBandwidth) {
+  auto gpu = make_cuda_backend(CudaOptions{.progress = false});
+  const double bandwidth = gpu->measure_memory_bandwidth();
+  EXPECT_GT(bandwidth, 1e8);  // host memcpy, counted as read + write
+  EXPECT_EQ(fake_->d2d_copies, std::vector<size_t>(4, size_t{8} << 20));
+  EXPECT_EQ(cuda_backend_info(*gpu).stats.allocated_bytes, size_t{16} << 20);
 }
 
 TEST_F(EmulatedGpu, EagerLaunchesGiveTheSameLogitsAsTheReplayedGraph) {

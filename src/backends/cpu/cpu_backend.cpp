@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backends/cpu/attention.h"
+#include "backends/cpu/memory_bandwidth.h"
 #include "backends/cpu/ops.h"
 #include "common/error.h"
 #include "common/progress.h"
@@ -201,6 +202,8 @@ std::span<const float> CpuBackend::output(const Graph& graph) {
   const auto& v = graph.values()[graph.output()];
   return {value(graph, graph.output()), static_cast<size_t>(rows_of(graph, graph.output()) * v.cols)};
 }
+
+double CpuBackend::measure_memory_bandwidth() { return measure_read_bandwidth(pool_); }
 
 void CpuBackend::run(const Graph& g, const Node& n) {
   switch (n.op) {

@@ -29,6 +29,7 @@ class CpuBackend : public graph::Backend {
   void run(const graph::Graph& graph, const graph::Node& node) override;
   void end_step(const graph::Graph& graph) override {}
   std::span<const float> output(const graph::Graph& graph) override;
+  double measure_memory_bandwidth() override;  // a streaming read on all threads
 
   int n_threads() const { return pool_.size(); }
   const KvCache& kv_cache() const { return kv_; }

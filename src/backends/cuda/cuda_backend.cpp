@@ -93,6 +93,7 @@ class CudaBackend : public graph::Backend {
   }
 
   std::string_view name() const override { return "cuda"; }
+  double measure_memory_bandwidth() override { return measure_copy_bandwidth(ctx_); }
   std::vector<std::unique_ptr<graph::Pass>> passes() const override { return graph::decoder_fusion_passes(); }
 
   void init_kv_cache(const graph::KvCacheConfig& config) override {
@@ -234,8 +235,15 @@ class CudaBackend : public graph::Backend {
     i.kernels_compiled = cache_.compiles();
     i.kernel_cache_hits = cache_.hits();
     i.kernel_cache_misses = cache_.misses();
+    i.kernels_from_disk = cache_.disk_hits();
+    i.kernel_compile_seconds = cache_.compile_seconds();
     i.kernels_per_step = last_kernels_;
     return i;
+  }
+  int kernels_of(const Graph& g) const {
+    auto it = graphs_.find(&g);
+    RAYO_CHECK(it != graphs_.end(), "graph not prepared");
+    return it->second.kernels;
   }
   void set_device_argmax(bool on) { device_argmax_ = on; }
   std::span<const int32_t> ids() const {
@@ -457,6 +465,10 @@ static CudaBackend& as_cuda(graph::Backend& b) {
 
 CudaBackendInfo cuda_backend_info(const graph::Backend& backend) {
   return as_cuda(const_cast<graph::Backend&>(backend)).info();
+}
+
+int kernels_per_step(const graph::Backend& backend, const graph::Graph& graph) {
+  return as_cuda(const_cast<graph::Backend&>(backend)).kernels_of(graph);
 }
 
 void set_device_argmax(graph::Backend& backend, bool on) { as_cuda(backend).set_device_argmax(on); }

@@ -38,9 +38,14 @@ struct CudaBackendInfo {
   std::string device_name, arch;
   TransferStats stats;
   uint64_t kernels_compiled = 0, kernel_cache_hits = 0, kernel_cache_misses = 0;
-  int kernels_per_step = 0;  // kernels in the last prepared graph's step
+  uint64_t kernels_from_disk = 0;   // misses the disk cache answered (no compile)
+  double kernel_compile_seconds = 0;  // NVRTC time of the kernels_compiled
+  int kernels_per_step = 0;  // kernels in the last prepared graph's step (launches per step without the CUDA graph)
 };
 CudaBackendInfo cuda_backend_info(const graph::Backend& backend);
+// Kernels one step of a prepared graph launches (what a step costs in launches
+// without the CUDA graph that replays them as one).
+int kernels_per_step(const graph::Backend& backend, const graph::Graph& graph);
 
 // Greedy sampling on the device: after this, each step downloads only the
 // argmax ids of the output rows (output() then downloads the logits on demand).

@@ -1,5 +1,7 @@
 #include "backends/cuda/device_memory.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace rayo::cuda {
@@ -29,6 +31,35 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 void DeviceBuffer::release() {
   if (ptr_ && ctx_) ctx_->api().cuMemFree(ptr_);
   ptr_ = 0;
+}
+
+double measure_copy_bandwidth(DeviceContext& ctx) {
+  const auto& a = ctx.api();
+  size_t free_bytes = 0, total_bytes = 0;
+  check(a.cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+  const size_t bytes = std::max<size_t>(size_t{1} << 20, std::min<size_t>(size_t{1} << 30, free_bytes / 8) / 4096 * 4096);
+  DeviceBuffer src = ctx.alloc(bytes), dst = ctx.alloc(bytes);
+  struct Events {
+    const DriverApi& a;
+    CUevent start = nullptr, stop = nullptr;
+    ~Events() {
+      if (start) a.cuEventDestroy(start);
+      if (stop) a.cuEventDestroy(stop);
+    }
+  } ev{a};
+  check(a.cuEventCreate(&ev.start, 0), "cuEventCreate");
+  check(a.cuEventCreate(&ev.stop, 0), "cuEventCreate");
+  double best = 0;
+  for (int i = 0; i < 4; ++i) {  // the first copy is a warm-up
+    check(a.cuEventRecord(ev.start, ctx.stream()), "cuEventRecord");
+    check(a.cuMemcpyDtoDAsync(dst.ptr(), src.ptr(), bytes, ctx.stream()), "copy on the GPU");
+    check(a.cuEventRecord(ev.stop, ctx.stream()), "cuEventRecord");
+    check(a.cuEventSynchronize(ev.stop), "cuEventSynchronize");
+    float ms = 0;
+    check(a.cuEventElapsedTime(&ms, ev.start, ev.stop), "cuEventElapsedTime");
+    if (i > 0 && ms > 0) best = std::max(best, 2.0 * static_cast<double>(bytes) / (ms * 1e-3));
+  }
+  return best;
 }
 
 DeviceContext::DeviceContext(int ordinal) {

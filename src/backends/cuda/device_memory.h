@@ -84,4 +84,10 @@ class DeviceContext {
   TransferStats stats_;
 };
 
+// Bytes per second a device-to-device copy moves on ctx's stream, counting
+// the bytes read and the bytes written: the memory roofline `rayo bench`
+// compares a decode step with. The best of 3 timed copies (after a warm-up)
+// of a buffer of min(1 GiB, free memory / 8).
+double measure_copy_bandwidth(DeviceContext& ctx);
+
 }  // namespace rayo::cuda

@@ -57,6 +57,7 @@ Driver::Driver() {
   load(api_.cuMemcpyDtoH, "cuMemcpyDtoH", "cuMemcpyDtoH_v2");
   load(api_.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2");
   load(api_.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2");
+  load(api_.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2");
   load(api_.cuMemsetD8, "cuMemsetD8", "cuMemsetD8_v2");
   load(api_.cuStreamCreate, "cuStreamCreate");
   load(api_.cuStreamDestroy, "cuStreamDestroy", "cuStreamDestroy_v2");

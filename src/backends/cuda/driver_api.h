@@ -58,6 +58,7 @@ struct DriverApi {
   CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes) = nullptr;
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void* src, size_t bytes, CUstream s) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void* dst, CUdeviceptr src, size_t bytes, CUstream s) = nullptr;
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) = nullptr;
   CUresult (*cuMemsetD8)(CUdeviceptr dst, unsigned char value, size_t n) = nullptr;
   CUresult (*cuStreamCreate)(CUstream* s, unsigned flags) = nullptr;
   CUresult (*cuStreamDestroy)(CUstream s) = nullptr;

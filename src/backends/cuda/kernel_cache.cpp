@@ -110,6 +110,7 @@ const CachedKernel& KernelCache::get(const KernelSpec& spec) {
     k->cubin = std::move(r.cubin);
     k->log = std::move(r.log);
     k->compile_seconds = r.seconds;
+    compile_seconds_ += r.seconds;
     if (!path.empty()) write_file(path, *k);
   }
   k->info = parse_ptxas_log(k->log);

@@ -61,6 +61,7 @@ class KernelCache {
   uint64_t misses() const { return misses_; }
   uint64_t disk_hits() const { return disk_hits_; }
   uint64_t compiles() const { return compiles_; }
+  double compile_seconds() const { return compile_seconds_; }  // NVRTC time of those compiles
   uint64_t rejected_files() const { return rejected_; }  // corrupt or foreign files ignored
 
   // The full key of a variant (what the disk file is named after).
@@ -77,6 +78,7 @@ class KernelCache {
   ModuleLoader loader_;
   std::map<std::string, std::unique_ptr<CachedKernel>> entries_;
   uint64_t hits_ = 0, misses_ = 0, disk_hits_ = 0, compiles_ = 0, rejected_ = 0;
+  double compile_seconds_ = 0;
 };
 
 }  // namespace rayo::cuda
