@@ -109,7 +109,7 @@ void shapes(benchmark::internal::Benchmark* b, int64_t n_tokens) {
 }
 
 BENCHMARK(BM_Matmul)->Name("GEMV")->Apply([](auto* b) { shapes(b, 1); })->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Matmul)->Name("BatchedDecode")->Apply([](auto* b) { shapes(b, 16); })->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Matmul)->Name("BatchedDecode")->Apply([](auto* b) { shapes(b, 16); shapes(b, 11); })->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Matmul)->Name("GEMM")->Apply([](auto* b) { shapes(b, 512); })->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
 
 // Load-time cost of prepare_weight (repacking into the interleaved layout).

@@ -184,7 +184,8 @@ TEST_P(MatmulTest, MatchesFloat64ReferenceOnOddShapes) {
                                                : std::vector<int64_t>{7, 16, 67};
   for (int64_t rows : {1, 16, 37})
     for (int64_t cols : col_options)
-      for (int64_t n_tokens : {1, 2, 3, 7, 33}) check_product(type, rows, cols, n_tokens, pool, rng);
+      // 1-8 tokens are one tile of each size; 11 and 33 split into tiles of 6 + 5 and 7, 7, 7, 6, 6.
+      for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 11, 33}) check_product(type, rows, cols, n_tokens, pool, rng);
 }
 
 TEST_P(MatmulTest, ThreadCountsAndOutputStride) {

@@ -377,7 +377,25 @@ struct Q6_KGroup {
   }
 };
 
-// Rows [r0, r1) (r0 a multiple of 16) x tokens [t0, t1): per group, tokens in tiles of 8, 4, 2, 1.
+// Tokens [t, t + n) (1 <= n <= 8) of one group, as one tile.
+template <template <int> class Group>
+RAYO_AVX512 void run_tile(const MatmulProblem& p, const std::byte* g, int64_t row, __mmask16 mask, int64_t t, int64_t n) {
+  switch (n) {
+    case 1: return run_tokens<1, Group>(p, g, row, mask, t);
+    case 2: return run_tokens<2, Group>(p, g, row, mask, t);
+    case 3: return run_tokens<3, Group>(p, g, row, mask, t);
+    case 4: return run_tokens<4, Group>(p, g, row, mask, t);
+    case 5: return run_tokens<5, Group>(p, g, row, mask, t);
+    case 6: return run_tokens<6, Group>(p, g, row, mask, t);
+    case 7: return run_tokens<7, Group>(p, g, row, mask, t);
+    default: return run_tokens<8, Group>(p, g, row, mask, t);
+  }
+}
+
+// Rows [r0, r1) (r0 a multiple of 16) x tokens [t0, t1): per group, the tokens
+// in the fewest tiles of at most 8, of even sizes (11 tokens: 6 + 5, not
+// 8 + 2 + 1). Each tile decodes the group's weights once, so fewer tiles is
+// less decoding: it matters for a server's decode steps of a few tokens each.
 template <template <int> class Group>
 RAYO_AVX512 void packed_tile(const MatmulProblem& p, int64_t r0, int64_t r1, int64_t t0, int64_t t1, std::byte*) {
   const PackedWeight& pw = *p.w->packed;
@@ -385,11 +403,12 @@ RAYO_AVX512 void packed_tile(const MatmulProblem& p, int64_t r0, int64_t r1, int
     const std::byte* g = pw.data.get() + (row / kRows) * pw.group_bytes;
     const int64_t n_rows = std::min<int64_t>(kRows, r1 - row);
     const __mmask16 mask = static_cast<__mmask16>((1u << n_rows) - 1);
-    int64_t t = t0;
-    for (; t + 8 <= t1; t += 8) run_tokens<8, Group>(p, g, row, mask, t);
-    if (t + 4 <= t1) run_tokens<4, Group>(p, g, row, mask, t), t += 4;
-    if (t + 2 <= t1) run_tokens<2, Group>(p, g, row, mask, t), t += 2;
-    if (t < t1) run_tokens<1, Group>(p, g, row, mask, t);
+    int64_t tiles = (t1 - t0 + 7) / 8;
+    for (int64_t t = t0; t < t1; --tiles) {
+      const int64_t n = (t1 - t + tiles - 1) / tiles;
+      run_tile<Group>(p, g, row, mask, t, n);
+      t += n;
+    }
   }
 }
 #endif
