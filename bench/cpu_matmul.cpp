@@ -1,7 +1,9 @@
 // CPU matmul kernels at TinyLlama-1.1B shapes (dim 2048, ffn 5632, 4 KV heads
 // of 64 -> 256, vocab 32000), 2 threads:
-//   GEMV  n_tokens = 1    (token generation: weight-bandwidth bound)
-//   GEMM  n_tokens = 512  (prompt processing: compute bound)
+//   GEMV           n_tokens = 1       (token generation: weight-bandwidth bound)
+//   BatchedDecode  n_tokens = 16, 11  (a server's decode step: 16 is two tiles
+//                                      of 8 tokens, 11 is 6 + 5)
+//   GEMM           n_tokens = 512     (prompt processing: compute bound)
 // Counters: weight_GB/s (weight bytes read per second; for GEMV the weights
 // rotate through enough copies to exceed the L3 cache, as in a real model) and
 // GFLOP/s (2 * rows * cols * tokens per second).
