@@ -23,10 +23,10 @@
 #include <random>
 #include <set>
 
+#include "backends/cuda/cuda_backend.h"
 #include "cli/command.h"
 #include "cli/options.h"
 #include "common/error.h"
-#include "backends/cuda/cuda_backend.h"
 #include "common/strings.h"
 #include "models/synth_model.h"
 
@@ -153,7 +153,7 @@ void run(BenchOptions o) {
   auto sopts = session_options(o.model, *model);
   sopts.n_ctx = std::max<int64_t>({o.n_prompt, o.n_gen, 1});
   runtime::Session session(model, sopts);
-  session.decode_executor();  // prepared now: weights uploaded or repacked, decode kernels compiled
+  session.decode_executor();  // prepared now: weights repacked (CPU) or uploaded and decode kernels compiled (CUDA)
   const double start_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::mt19937 rng(42);
   std::vector<int32_t> prompt(o.n_prompt);
@@ -255,8 +255,8 @@ void run(BenchOptions o) {
                   (per_token + kv_per_token) * r.mean_ts() / 1e9, 100 * roofline(r), bandwidth / 1e9,
                   cuda ? "a device-to-device copy moves (read + write), measured in this run"
                        : "a streaming read reaches on these threads, measured in this run");
-  std::printf("start: %.2f s (load, weights %s, decode kernels)\n", start_seconds,
-              cuda ? "uploaded" : "prepared");
+  std::printf("start: %.2f s (%s)\n", start_seconds,
+              cuda ? "load, weights upload, decode kernels" : "load, weights repacked for the kernels");
   if (cuda)
     std::printf("CUDA: %s (%s), %d kernel launches per decode step (replayed as one CUDA graph launch unless --no-graph); "
                 "%llu kernels compiled by NVRTC in %.2f s, %llu read from the kernel cache\n",
