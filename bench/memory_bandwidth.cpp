@@ -5,15 +5,10 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <vector>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
+#include "backends/cpu/huge_pages.h"
 #include "backends/cpu/memory_bandwidth.h"
 #include "backends/cpu/thread_pool.h"
 
@@ -21,33 +16,22 @@ namespace {
 
 using rayo::cpu::ThreadPool;
 
-// On transparent huge pages, as the packed weights are (kernels_packed.cpp):
-// with 4 KiB pages (a TLB miss per page) the figure read up to 20% lower,
-// below what the matmul kernels reach, and understated the roofline.
-struct Buffer {
-  static constexpr size_t kHuge = size_t{2} << 20;
-  explicit Buffer(size_t bytes) : n(bytes / 8), data(static_cast<uint64_t*>(std::aligned_alloc(kHuge, bytes)), &std::free) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    madvise(data.get(), bytes, MADV_HUGEPAGE);
-#endif
-    std::memset(data.get(), 1, bytes);  // touch every page
-  }
-  size_t n;
-  std::unique_ptr<uint64_t, decltype(&std::free)> data;
-};
-
 // range(0): threads; range(1): MiB read per iteration (1 GiB: DRAM, beyond what
 // a VM host may cache too (see memory_bandwidth.h); 8 MiB fits L3).
 void BM_StreamRead(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const size_t bytes = static_cast<size_t>(state.range(1)) << 20;
-  Buffer buf(bytes);
+  // On huge pages, as the packed weights are (see measure_read_bandwidth).
+  const rayo::cpu::HugePageBuffer buffer = rayo::cpu::allocate_huge_pages(bytes, "the benchmark buffer");
+  std::memset(buffer.get(), 1, bytes);  // touch every page
+  const auto* words = reinterpret_cast<const uint64_t*>(buffer.get());
+  const size_t n_words = bytes / sizeof(uint64_t);
   ThreadPool pool(threads);
   std::vector<uint64_t> sink(threads * 8);
   for (auto _ : state) {
     pool.run([&](int i, int n) {
-      const size_t begin = buf.n * i / n / 64 * 64, end = buf.n * (i + 1) / n / 64 * 64;
-      sink[i * 8] += rayo::cpu::stream_read(buf.data.get() + begin, end - begin);
+      const size_t begin = n_words * i / n / 64 * 64, end = n_words * (i + 1) / n / 64 * 64;
+      sink[i * 8] += rayo::cpu::stream_read(words + begin, end - begin);
     });
     benchmark::DoNotOptimize(sink.data());
   }

@@ -43,7 +43,6 @@
 //                                q[32u + 16h + 4j + i]  (j = 0..3)                 (128)
 #include "backends/cpu/kernels_packed.h"
 
-#include <cstdlib>
 #include <cstring>
 
 #include "common/error.h"
@@ -51,9 +50,6 @@
 #include "quant/blocks.h"
 #include "quant/k_scales.h"
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 #if defined(__x86_64__)
 #include <immintrin.h>
 // GCC 12 flags the deliberately undefined registers inside its AVX-512
@@ -78,23 +74,6 @@ size_t group_bytes(TensorType type, int64_t cols) {
     case TensorType::Q6_K: return static_cast<size_t>(cols / 256) * kQ6KSuper;
     default: fail("no packed layout for ", type_name(type));
   }
-}
-
-void free_packed(std::byte* p) { std::free(p); }
-
-// 2 MiB-aligned, and on Linux the whole 2 MiB pages inside the buffer are
-// marked for transparent huge pages: the matrix-vector kernels stream the
-// whole buffer and 4 KiB pages would cost a TLB miss every 4 KiB. The size is
-// not rounded up, so a small matrix does not pin a whole huge page (the tail
-// beyond the last whole 2 MiB stays in ordinary pages).
-std::byte* allocate_packed(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  void* p = nullptr;
-  if (posix_memalign(&p, kHuge, bytes) != 0 || p == nullptr) fail("out of memory packing a weight of ", bytes, " bytes");
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (bytes >= kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);
-#endif
-  return static_cast<std::byte*>(p);
 }
 
 void put_f16(std::byte* p, uint16_t h) { std::memcpy(p, &h, 2); }
@@ -427,7 +406,7 @@ std::shared_ptr<const PackedWeight> pack_weight(TensorType type, const void* dat
   pw->groups = (rows + kRows - 1) / kRows;
   pw->group_bytes = group_bytes(type, cols);
   const size_t total = static_cast<size_t>(pw->groups) * pw->group_bytes;
-  pw->data = std::unique_ptr<std::byte[], void (*)(std::byte*)>(allocate_packed(total), &free_packed);
+  pw->data = allocate_huge_pages(total, "a packed weight");
   std::memset(pw->data.get(), 0, total);  // padding rows: zero scales
   switch (type) {
     case TensorType::Q8_0: pack_q8_0(data, rows, cols, *pw); break;

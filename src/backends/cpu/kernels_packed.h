@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/cpu/huge_pages.h"
 #include "backends/cpu/kernels.h"
 
 namespace rayo::cpu {
@@ -15,7 +16,7 @@ struct PackedWeight {
   int64_t rows, cols;
   int64_t groups;      // ceil(rows / kPackRows) groups of interleaved rows
   size_t group_bytes;  // bytes per group
-  std::unique_ptr<std::byte[], void (*)(std::byte*)> data{nullptr, nullptr};
+  HugePageBuffer data;  // streamed end to end by the matrix-vector kernels
 };
 
 namespace detail {

@@ -4,16 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 
 #include "backends/cpu/cpu_features.h"
-#include "common/error.h"
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
+#include "backends/cpu/huge_pages.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -56,17 +50,13 @@ uint64_t stream_read(const uint64_t* p, size_t n) {
 }
 
 double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes) {
+  // On huge pages, as the packed weights are: with 4 KiB pages (a TLB miss per
+  // page) the figure read up to 20% lower than what the matmul kernels reach.
   constexpr size_t kHuge = size_t{2} << 20;
   bytes = std::max(kHuge, bytes / kHuge * kHuge);
-  std::unique_ptr<uint64_t, decltype(&std::free)> buf(static_cast<uint64_t*>(std::aligned_alloc(kHuge, bytes)),
-                                                     &std::free);
-  if (!buf) fail("out of memory measuring the memory bandwidth (", bytes, " bytes)");
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  // With 4 KiB pages (a TLB miss per page) the figure reads up to 20% lower,
-  // below what the matmul kernels reach on their huge-page weights.
-  madvise(buf.get(), bytes, MADV_HUGEPAGE);
-#endif
-  std::memset(buf.get(), 1, bytes);  // touch every page
+  const HugePageBuffer buffer = allocate_huge_pages(bytes, "the memory bandwidth probe");
+  std::memset(buffer.get(), 1, bytes);  // touch every page
+  const auto* buf = reinterpret_cast<const uint64_t*>(buffer.get());
   const size_t n = bytes / sizeof(uint64_t);
   std::atomic<uint64_t> sink{0};  // the sums' destination: the loads cannot be optimised away
   double best = 0;
@@ -74,7 +64,7 @@ double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes) {
     const auto start = std::chrono::steady_clock::now();
     pool.run([&](int i, int nt) {
       const size_t begin = n * i / nt / 32 * 32, end = n * (i + 1) / nt / 32 * 32;
-      sink.fetch_add(stream_read(buf.get() + begin, end - begin), std::memory_order_relaxed);
+      sink.fetch_add(stream_read(buf + begin, end - begin), std::memory_order_relaxed);
     });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::max(best, static_cast<double>(bytes) / seconds);
