@@ -4,6 +4,10 @@
 // output tokens/s, time to first token and inter-token latency (p50, p99).
 // It targets a running server (--url) or starts `rayo serve` on a free port
 // (-m MODEL), so rayo and other servers can be measured with one tool.
+// --passes K runs the list of client counts K times over, interleaved, and
+// gives each ratio against the first count of the same pass: on a shared
+// machine whose speed drifts by tens of percent from minute to minute, only
+// ratios measured side by side mean something, and their median over passes.
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +42,7 @@ struct BenchServeOptions {
   int max_tokens = 64;
   int prompt_tokens = 32;
   int shared_prefix_tokens = 0;  // the same leading tokens in every prompt (a common system prompt)
+  int passes = 1;  // times over the list of client counts
   std::string serve_args;  // extra flags for the started server
   std::string api_key;
   bool json_out = false;
@@ -52,14 +57,16 @@ double percentile(std::vector<double> v, double p) {
 }
 
 struct Round {
-  int clients = 0;
+  int pass = 0, clients = 0;
   int64_t requests = 0, failures = 0, output_tokens = 0;
   double seconds = 0;
   std::vector<double> ttft, itl;
 };
 
+// `seed` makes this round's prompts differ from every other round's, so that
+// no round finds another's prompts in the server's prefix cache.
 Round run_round(const server::ServerAddress& ep, const BenchServeOptions& o, int n_clients, int n_vocab,
-                const std::string& model_name) {
+                const std::string& model_name, uint32_t seed) {
   Round round;
   round.clients = n_clients;
   std::mutex mutex;
@@ -70,7 +77,7 @@ Round run_round(const server::ServerAddress& ep, const BenchServeOptions& o, int
   std::mt19937 prefix_rng(99);
   for (int i = 0; i < o.shared_prefix_tokens; ++i) shared_prefix.push_back(id(prefix_rng));
   auto client = [&](int index) {
-    std::mt19937 rng(static_cast<uint32_t>(1234 + index));
+    std::mt19937 rng(seed * 1000003u + static_cast<uint32_t>(1234 + index));
     auto token = id;  // each thread its own distribution object
     for (int r = 0; r < o.requests_per_client; ++r) {
       std::vector<int> prompt = shared_prefix;
@@ -146,11 +153,89 @@ std::unique_ptr<server::ServeProcess> start_server(const BenchServeOptions& o) {
   return process;
 }
 
+// A round's figures, and its ratios to the first round of its pass (NAN where
+// the base measured nothing: no inter-token gap in one-chunk answers).
+struct RoundFigures {
+  double tps, ttft50, ttft99, itl50, itl99, tps_ratio, itl99_ratio;
+};
+
+RoundFigures figures(const Round& r, const Round& base) {
+  RoundFigures f{};
+  f.tps = r.output_tokens / r.seconds;
+  f.ttft50 = percentile(r.ttft, 50) * 1e3, f.ttft99 = percentile(r.ttft, 99) * 1e3;
+  f.itl50 = percentile(r.itl, 50) * 1e3, f.itl99 = percentile(r.itl, 99) * 1e3;
+  const double base_tps = base.output_tokens / base.seconds, base_itl99 = percentile(base.itl, 99) * 1e3;
+  f.tps_ratio = base_tps > 0 ? f.tps / base_tps : NAN;
+  f.itl99_ratio = base_itl99 > 0 ? f.itl99 / base_itl99 : NAN;
+  return f;
+}
+
+std::string ratio_text(double v) {
+  char buf[32] = "-";
+  if (std::isfinite(v)) std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+// "median (min-max)" of the finite values, or "-".
+std::string spread_text(std::vector<double> v) {
+  std::erase_if(v, [](double x) { return !std::isfinite(x); });
+  if (v.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f (%.2f-%.2f)", percentile(v, 50), *lo, *hi);
+  return buf;
+}
+
+void print_rounds(const BenchServeOptions& o, const std::vector<Round>& rounds) {
+  const size_t per_pass = o.clients.size();
+  const int base_clients = o.clients[0];
+  json all = json::array();
+  if (!o.json_out) {
+    std::printf("| pass | clients | requests | failed | output tok/s | x N=%d | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms | ITL p99 / N=%d |\n",
+                base_clients, base_clients);
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  }
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const Round& r = rounds[i];
+    const RoundFigures f = figures(r, rounds[i - i % per_pass]);
+    if (o.json_out)
+      all.push_back({{"pass", r.pass + 1}, {"clients", r.clients}, {"requests", r.requests}, {"failures", r.failures},
+                     {"output_tokens", r.output_tokens}, {"seconds", r.seconds}, {"output_tokens_per_second", f.tps},
+                     {"ttft_p50_ms", f.ttft50}, {"ttft_p99_ms", f.ttft99}, {"itl_p50_ms", f.itl50},
+                     {"itl_p99_ms", f.itl99}, {"output_tokens_per_second_ratio", f.tps_ratio},
+                     {"itl_p99_ratio", std::isfinite(f.itl99_ratio) ? json(f.itl99_ratio) : json()}});
+    else
+      std::printf("| %d | %d | %lld | %lld | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %s |\n", r.pass + 1, r.clients,
+                  static_cast<long long>(r.requests), static_cast<long long>(r.failures), f.tps,
+                  ratio_text(f.tps_ratio).c_str(), f.ttft50, f.ttft99, f.itl50, f.itl99,
+                  ratio_text(f.itl99_ratio).c_str());
+  }
+  if (o.json_out) {
+    std::printf("%s\n", all.dump(2).c_str());
+    return;
+  }
+  if (o.passes < 2) return;
+  std::printf("\nmedian (range) over %d passes of each pass's ratios to its N=%d round:\n\n", o.passes, base_clients);
+  std::printf("| clients | output tok/s x N=%d | ITL p99 / N=%d |\n|---|---|---|\n", base_clients, base_clients);
+  for (size_t c = 0; c < per_pass; ++c) {
+    std::vector<double> tps, itl;
+    for (size_t i = c; i < rounds.size(); i += per_pass) {
+      const RoundFigures f = figures(rounds[i], rounds[i - c]);
+      tps.push_back(f.tps_ratio);
+      itl.push_back(f.itl99_ratio);
+    }
+    std::printf("| %d | %s | %s |\n", o.clients[c], spread_text(tps).c_str(), spread_text(itl).c_str());
+  }
+}
+
 void bench(const BenchServeOptions& o) {
   if (o.url.empty() == o.model.empty()) fail("give --url URL (a running server) or -m MODEL (start one)");
   if (o.shared_prefix_tokens < 0) fail("--shared-prefix-tokens must not be negative");
-  if (o.requests_per_client < 1 || o.max_tokens < 1 || o.prompt_tokens < 1)
-    fail("--requests, --max-tokens and --prompt-tokens must be positive");
+  if (o.requests_per_client < 1 || o.max_tokens < 1 || o.prompt_tokens < 1 || o.passes < 1)
+    fail("--requests, --max-tokens, --prompt-tokens and --passes must be positive");
+  if (o.clients.empty()) fail("give at least one client count (-N)");
+  for (int n : o.clients)
+    if (n < 1) fail("client counts must be positive, got ", n);
   std::unique_ptr<server::ServeProcess> process;  // stopped when bench returns
   if (o.url.empty()) process = start_server(o);
   server::ServerAddress ep = process ? process->address() : server::parse_url(o.url);
@@ -168,38 +253,13 @@ void bench(const BenchServeOptions& o) {
       n_vocab = meta["n_vocab"].get<int>();
   }
   std::vector<Round> rounds;
-  for (int n : o.clients) {
-    if (n < 1) fail("client counts must be positive");
-    rounds.push_back(run_round(ep, o, n, n_vocab, model_name));
-  }
-  const double base = rounds.empty() ? 0 : rounds[0].output_tokens / rounds[0].seconds;
-  const double base_itl = rounds.empty() ? 0 : percentile(rounds[0].itl, 99);
-  // No ratio when the first round measured no inter-token gap (one-chunk answers).
-  auto itl_ratio = [&](double i99_ms) {
-    char buf[32] = "-";
-    if (base_itl > 0) std::snprintf(buf, sizeof buf, "%.2f", i99_ms / (base_itl * 1e3));
-    return std::string(buf);
-  };
-  json all = json::array();
-  if (!o.json_out) {
-    std::printf("| clients | requests | failed | output tok/s | x N=%d | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms | ITL p99 / N=%d |\n",
-                rounds.empty() ? 0 : rounds[0].clients, rounds.empty() ? 0 : rounds[0].clients);
-    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-  }
-  for (const auto& r : rounds) {
-    const double tps = r.output_tokens / r.seconds;
-    const double t50 = percentile(r.ttft, 50) * 1e3, t99 = percentile(r.ttft, 99) * 1e3;
-    const double i50 = percentile(r.itl, 50) * 1e3, i99 = percentile(r.itl, 99) * 1e3;
-    if (o.json_out)
-      all.push_back({{"clients", r.clients}, {"requests", r.requests}, {"failures", r.failures},
-                     {"output_tokens", r.output_tokens}, {"seconds", r.seconds}, {"output_tokens_per_second", tps},
-                     {"ttft_p50_ms", t50}, {"ttft_p99_ms", t99}, {"itl_p50_ms", i50}, {"itl_p99_ms", i99}});
-    else
-      std::printf("| %d | %lld | %lld | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f | %s |\n", r.clients,
-                  static_cast<long long>(r.requests), static_cast<long long>(r.failures), tps, tps / base, t50, t99,
-                  i50, i99, itl_ratio(i99).c_str());
-  }
-  if (o.json_out) std::printf("%s\n", all.dump(2).c_str());
+  for (int pass = 0; pass < o.passes; ++pass)
+    for (int n : o.clients) {
+      if (o.passes > 1 && !o.json_out) std::fprintf(stderr, "bench-serve: pass %d of %d, %d clients\n", pass + 1, o.passes, n);
+      rounds.push_back(run_round(ep, o, n, n_vocab, model_name, static_cast<uint32_t>(rounds.size())));
+      rounds.back().pass = pass;
+    }
+  print_rounds(o, rounds);
   for (const auto& r : rounds)
     if (r.failures) throw ExitCode{1};
 }
@@ -216,6 +276,10 @@ void setup(CLI::App& root) {
   cmd->add_option("-p,--prompt-tokens", o->prompt_tokens, "prompt tokens per request")->capture_default_str();
   cmd->add_option("--shared-prefix-tokens", o->shared_prefix_tokens,
                   "tokens every prompt starts with, before its own -p tokens (a common system prompt)")
+      ->capture_default_str();
+  cmd->add_option("--passes", o->passes,
+                  "times over the client counts, interleaved; ratios are to the same pass's first count, "
+                  "and their medians are printed")
       ->capture_default_str();
   cmd->add_option("--api-key", o->api_key, "bearer token for the server");
   cmd->add_flag("--json", o->json_out, "print JSON instead of a table");

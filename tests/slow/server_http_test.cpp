@@ -485,5 +485,36 @@ TEST(ServerCli, RefusesBadFlagsWithOneLine) {
   EXPECT_NE(missing.output.find("nonexistent"), std::string::npos) << missing.output;
 }
 
+// The load generator against a server it starts: --passes interleaves the
+// client counts, and every ratio is to the first count of its own pass.
+TEST(BenchServe, PassesInterleaveTheClientCountsWithRatiosToTheirOwnPass) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = run_command(rayo_binary().string() + " bench-serve -m " + stories() +
+                                 " --serve-args '--parallel 2 -t 2 -c 128' -N 1 -N 2 -r 2 -n 6 -p 4 --passes 2 --json",
+                             false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 4u) << r.output;
+  const int passes[] = {1, 1, 2, 2}, clients[] = {1, 2, 1, 2};
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& round = j[i];
+    EXPECT_EQ(round["pass"], passes[i]);
+    EXPECT_EQ(round["clients"], clients[i]);
+    EXPECT_EQ(round["failures"], 0);
+    EXPECT_EQ(round["output_tokens"], clients[i] * 2 * 6) << "every request streams its 6 tokens";
+    const double base = j[i - i % 2]["output_tokens_per_second"].get<double>();
+    EXPECT_NEAR(round["output_tokens_per_second_ratio"].get<double>(),
+                round["output_tokens_per_second"].get<double>() / base, 1e-9);
+    // This model is fast enough that a stream's tokens may arrive together in
+    // one chunk: no inter-token gap, and then no ratio to it.
+    const double base_itl = j[i - i % 2]["itl_p99_ms"].get<double>();
+    if (base_itl > 0)
+      EXPECT_NEAR(round["itl_p99_ratio"].get<double>(), round["itl_p99_ms"].get<double>() / base_itl, 1e-9);
+    else
+      EXPECT_TRUE(round["itl_p99_ratio"].is_null()) << round;
+  }
+  EXPECT_NE(run_command(rayo_binary().string() + " bench-serve -m " + stories() + " -N 1 --passes 0").exit_code, 0);
+}
+
 }  // namespace
 }  // namespace rayo::test
