@@ -59,10 +59,11 @@ bool RequestStream::next(Update& out, std::chrono::milliseconds timeout) {
   return true;
 }
 
-RequestStream::Update RequestStream::wait() {
+RequestStream::Update RequestStream::wait(const std::function<bool()>& abandoned) {
   Update all, part;
   while (!all.done) {
-    if (!next(part, std::chrono::milliseconds(1000))) continue;
+    if (abandoned && !cancelled() && abandoned()) cancel();
+    if (!next(part, std::chrono::milliseconds(abandoned ? 200 : 1000))) continue;
     all.text += part.text;
     for (auto& t : part.tokens) all.tokens.push_back(std::move(t));
     all.done = part.done;

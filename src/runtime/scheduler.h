@@ -33,6 +33,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -98,8 +99,10 @@ class RequestStream {
   // Moves everything new into `out` (replacing its contents). Waits up to
   // `timeout` for news; returns false when there was none.
   bool next(Update& out, std::chrono::milliseconds timeout);
-  // Waits for the end and returns the whole result.
-  Update wait();
+  // Waits for the end and returns the whole result. `abandoned`, when given,
+  // is asked at every update and at least every 200 ms; once it says yes the
+  // request is cancelled (it then ends at the next step, with what it had).
+  Update wait(const std::function<bool()>& abandoned = {});
 
   // Asks the scheduler to stop this request and free its sequence.
   void cancel() { cancelled_.store(true); }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "server/client_watch.h"
 #include "server/openai_api.h"
 
 namespace rayo::server {
@@ -158,7 +159,11 @@ HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
       ctx->logprobs = api.request.logprobs >= 0;
 
       if (!api.stream) {
-        const auto result = stream->wait();
+        // Nothing is written until the end, so only the socket tells that the
+        // client left (and no one waits for the rest of the generation).
+        const ClientWatch client(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+        const auto result = stream->wait([&] { return client.client_gone(); });
+        if (stream->cancelled()) return;  // the client is gone: nothing to answer
         if (!result.error.empty())
           return send_error(res, ApiError(500, result.error, "", "internal_error", "server_error"));
         return send_json(res, 200, full_response(*ctx, result));

@@ -401,6 +401,33 @@ TEST_F(ServerHttp, ClientDisconnectFreesTheSequence) {
   EXPECT_EQ(metric(after, "rayo_running_sequences"), 0);
 }
 
+// Without `stream` nothing is written until the end, so the server watches
+// the socket: a client that gives up (here: its read times out and it closes
+// the connection) has its request cancelled, long before the request would
+// have ended (2000 tokens, most of this model's 2048 context).
+TEST(ServerDisconnect, AClientThatLeavesANonStreamingRequestFreesItsSequence) {
+  RAYO_REQUIRE_SHARED();
+  ServerProcess s({"-m", stories(), "-c", "0", "-t", "1", "--parallel", "1"});
+  ASSERT_TRUE(s.ok());
+  const json body = {{"prompt", "Once upon a time"}, {"max_tokens", 2000}, {"ignore_eos", true}};
+  const auto r = http_post(s.address(), "/v1/completions", body.dump(), "application/json", 0.3);
+  EXPECT_EQ(r.status, 0) << "the request ended within 0.3 s: " << r.body.substr(0, 200);
+  std::string m;
+  for (int i = 0; i < 200; ++i) {
+    m = http_get(s.address(), "/metrics").body;
+    if (metric(m, "rayo_requests_cancelled_total") + metric(m, "rayo_requests_finished_total") >= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(metric(m, "rayo_requests_cancelled_total"), 1) << m;
+  EXPECT_EQ(metric(m, "rayo_requests_finished_total"), 0) << m;
+  EXPECT_EQ(metric(m, "rayo_kv_cache_blocks_used"), 0) << m;
+  EXPECT_EQ(metric(m, "rayo_running_sequences"), 0) << m;
+  // The server goes on serving.
+  const auto next = http_post(s.address(), "/v1/completions", json({{"prompt", "Once"}, {"max_tokens", 3}}).dump());
+  EXPECT_EQ(next.status, 200) << next.body;
+  EXPECT_EQ(s.stop(), 0);
+}
+
 TEST(ServerAuth, ApiKeyIsRequiredExceptForHealth) {
   RAYO_REQUIRE_SHARED();
   ServerProcess s({"-m", stories(), "-c", "128", "-t", "1", "--api-key", "sekrit"});
