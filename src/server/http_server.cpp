@@ -163,7 +163,10 @@ HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
         // client left (and no one waits for the rest of the generation).
         const ClientWatch client(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
         const auto result = stream->wait([&] { return client.client_gone(); });
-        if (stream->cancelled()) return;  // the client is gone: nothing to answer
+        if (stream->cancelled()) {
+          res.status = 499;  // nginx's "client closed request": what /metrics counts; no one reads it
+          return;
+        }
         if (!result.error.empty())
           return send_error(res, ApiError(500, result.error, "", "internal_error", "server_error"));
         return send_json(res, 200, full_response(*ctx, result));
