@@ -5,10 +5,8 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
-#include "backends/cpu/huge_pages.h"
 #include "backends/cpu/memory_bandwidth.h"
 #include "backends/cpu/thread_pool.h"
 
@@ -21,18 +19,11 @@ using rayo::cpu::ThreadPool;
 void BM_StreamRead(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const size_t bytes = static_cast<size_t>(state.range(1)) << 20;
-  // On huge pages, as the packed weights are (see measure_read_bandwidth).
-  const rayo::cpu::HugePageBuffer buffer = rayo::cpu::allocate_huge_pages(bytes, "the benchmark buffer");
-  std::memset(buffer.get(), 1, bytes);  // touch every page
-  const auto* words = reinterpret_cast<const uint64_t*>(buffer.get());
-  const size_t n_words = bytes / sizeof(uint64_t);
+  const rayo::cpu::StreamReadBuffer buffer(bytes);
   ThreadPool pool(threads);
   std::vector<uint64_t> sink(threads * 8);
   for (auto _ : state) {
-    pool.run([&](int i, int n) {
-      const size_t begin = n_words * i / n / 64 * 64, end = n_words * (i + 1) / n / 64 * 64;
-      sink[i * 8] += rayo::cpu::stream_read(words + begin, end - begin);
-    });
+    pool.run([&](int i, int n) { sink[i * 8] += buffer.read_share(i, n); });
     benchmark::DoNotOptimize(sink.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));

@@ -195,9 +195,11 @@ void print_rounds(const BenchServeOptions& o, const std::vector<Round>& rounds) 
                 base_clients, base_clients);
     std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   }
+  std::vector<RoundFigures> figs;
+  for (size_t i = 0; i < rounds.size(); ++i) figs.push_back(figures(rounds[i], rounds[i - i % per_pass]));
   for (size_t i = 0; i < rounds.size(); ++i) {
     const Round& r = rounds[i];
-    const RoundFigures f = figures(r, rounds[i - i % per_pass]);
+    const RoundFigures& f = figs[i];
     if (o.json_out)
       all.push_back({{"pass", r.pass + 1}, {"clients", r.clients}, {"requests", r.requests}, {"failures", r.failures},
                      {"output_tokens", r.output_tokens}, {"seconds", r.seconds}, {"output_tokens_per_second", f.tps},
@@ -220,9 +222,8 @@ void print_rounds(const BenchServeOptions& o, const std::vector<Round>& rounds) 
   for (size_t c = 0; c < per_pass; ++c) {
     std::vector<double> tps, itl;
     for (size_t i = c; i < rounds.size(); i += per_pass) {
-      const RoundFigures f = figures(rounds[i], rounds[i - c]);
-      tps.push_back(f.tps_ratio);
-      itl.push_back(f.itl99_ratio);
+      tps.push_back(figs[i].tps_ratio);
+      itl.push_back(figs[i].itl99_ratio);
     }
     std::printf("| %d | %s | %s |\n", o.clients[c], spread_text(tps).c_str(), spread_text(itl).c_str());
   }

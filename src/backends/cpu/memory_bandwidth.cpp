@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_features.h"
-#include "backends/cpu/huge_pages.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -49,25 +48,27 @@ uint64_t stream_read(const uint64_t* p, size_t n) {
   return s[0] + s[1] + s[2] + s[3];
 }
 
+StreamReadBuffer::StreamReadBuffer(size_t bytes)
+    : data_(allocate_huge_pages(bytes, "a memory bandwidth probe")), n_words_(bytes / sizeof(uint64_t)) {
+  std::memset(data_.get(), 1, bytes);
+}
+
+uint64_t StreamReadBuffer::read_share(int i, int n) const {
+  // Shares start on 32-word (256-byte) boundaries, the AVX2 loop's stride.
+  const size_t begin = n_words_ * i / n / 32 * 32, end = n_words_ * (i + 1) / n / 32 * 32;
+  return stream_read(reinterpret_cast<const uint64_t*>(data_.get()) + begin, end - begin);
+}
+
 double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes) {
-  // On huge pages, as the packed weights are: with 4 KiB pages (a TLB miss per
-  // page) the figure read up to 20% lower than what the matmul kernels reach.
   constexpr size_t kHuge = size_t{2} << 20;
-  bytes = std::max(kHuge, bytes / kHuge * kHuge);
-  const HugePageBuffer buffer = allocate_huge_pages(bytes, "the memory bandwidth probe");
-  std::memset(buffer.get(), 1, bytes);  // touch every page
-  const auto* buf = reinterpret_cast<const uint64_t*>(buffer.get());
-  const size_t n = bytes / sizeof(uint64_t);
+  const StreamReadBuffer buffer(std::max(kHuge, bytes / kHuge * kHuge));
   std::atomic<uint64_t> sink{0};  // the sums' destination: the loads cannot be optimised away
   double best = 0;
   for (int pass = 0; pass < std::max(1, passes); ++pass) {
     const auto start = std::chrono::steady_clock::now();
-    pool.run([&](int i, int nt) {
-      const size_t begin = n * i / nt / 32 * 32, end = n * (i + 1) / nt / 32 * 32;
-      sink.fetch_add(stream_read(buf + begin, end - begin), std::memory_order_relaxed);
-    });
+    pool.run([&](int i, int nt) { sink.fetch_add(buffer.read_share(i, nt), std::memory_order_relaxed); });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, static_cast<double>(bytes) / seconds);
+    best = std::max(best, static_cast<double>(buffer.bytes()) / seconds);
   }
   return best;
 }
