@@ -1,5 +1,9 @@
-// The SIMT emulator's scheduler (simt/simt.h): fibers on ucontext.
+// The SIMT emulator's scheduler (simt/simt.h): fibers switched by a few
+// instructions on x86-64 (swapcontext, elsewhere, makes a system call per
+// switch to save the signal mask, and a kernel test switches millions of times).
 #include <ucontext.h>
+
+#include <cstdint>
 
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +24,44 @@
 #endif
 #ifdef SIMT_ASAN
 #include <sanitizer/common_interface_defs.h>
+#endif
+
+// Context switch: saves the callee-saved registers and the floating-point
+// control words of the running fiber on its stack, stores its stack pointer in
+// *save_sp and resumes the fiber whose stack pointer is new_sp (System V AMD64).
+#if defined(__x86_64__)
+#define SIMT_FAST_SWITCH 1
+extern "C" void simt_switch(void** save_sp, void* new_sp);
+asm(R"(
+  .text
+  .globl simt_switch
+  .type simt_switch, @function
+simt_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $16, %rsp
+  stmxcsr 8(%rsp)
+  fnstcw (%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  fldcw (%rsp)
+  ldmxcsr 8(%rsp)
+  addq $16, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size simt_switch, .-simt_switch
+  .section .note.GNU-stack, "", @progbits
+  .text
+)");
 #endif
 
 namespace simt {
@@ -47,7 +89,8 @@ constexpr size_t kStackBytes = 256 * 1024;
 constexpr int kWarp = 32;
 
 struct Fiber {
-  ucontext_t ctx;
+  ucontext_t ctx;       // without SIMT_FAST_SWITCH
+  void* sp = nullptr;   // with SIMT_FAST_SWITCH: the saved stack pointer
   void* stack = nullptr;  // for the sanitizer annotations
   size_t stack_size = 0;
   dim3 tid;
@@ -75,6 +118,7 @@ struct BlockState {
   int current = -1;
   uint64_t progress = 0;  // barrier releases and exits
   ucontext_t scheduler;
+  void* scheduler_sp = nullptr;
   const void* scheduler_stack = nullptr;  // the launching thread's stack (learned on the first switch)
   size_t scheduler_stack_size = 0;
   const std::function<void()>* body = nullptr;
@@ -85,11 +129,20 @@ LaunchStats g_stats;
 
 Fiber& me() { return g_block->fibers[g_block->current]; }
 
+// Switches from fiber f to the scheduler, and back when it resumes f.
+void to_scheduler(Fiber& f) {
+#ifdef SIMT_FAST_SWITCH
+  simt_switch(&f.sp, g_block->scheduler_sp);
+#else
+  swapcontext(&f.ctx, &g_block->scheduler);
+#endif
+}
+
 void yield() {
   ++g_stats.switches;
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, g_block->scheduler_stack, g_block->scheduler_stack_size);
-  swapcontext(&me().ctx, &g_block->scheduler);
+  to_scheduler(me());
   asan_finish_switch(fake_stack, nullptr, nullptr);
 }
 
@@ -128,9 +181,31 @@ void fiber_main() {
   ++b.progress;
   release_if_complete(w.barrier, w.live);
   release_if_complete(b.barrier, b.live);
-  // Returning resumes uc_link (the scheduler); this fiber's stack is done.
+  // This fiber's stack is done: back to the scheduler for good.
   asan_start_switch(nullptr, b.scheduler_stack, b.scheduler_stack_size);
+#ifdef SIMT_FAST_SWITCH
+  void* unused = nullptr;
+  simt_switch(&unused, b.scheduler_sp);
+  std::abort();  // never resumed
+#endif
+  // (ucontext: returning resumes uc_link, the scheduler.)
 }
+
+#ifdef SIMT_FAST_SWITCH
+// A fresh fiber's stack, as simt_switch leaves a suspended one: the default
+// control words, zeroed registers and fiber_main as the return address (placed
+// so that fiber_main starts with the stack alignment of a called function).
+void* initial_stack(char* stack, size_t size) {
+  uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t{15};
+  auto* slot = reinterpret_cast<uint64_t*>(top - 16);  // the return address, 16-aligned
+  slot[0] = reinterpret_cast<uint64_t>(&fiber_main);
+  for (int i = 1; i <= 6; ++i) slot[-i] = 0;  // rbp, rbx, r12..r15
+  auto* words = reinterpret_cast<uint32_t*>(slot - 8);
+  words[0] = 0x037F;  // x87 control word
+  words[2] = 0x1F80;  // MXCSR
+  return slot - 8;
+}
+#endif
 
 }  // namespace
 
@@ -206,13 +281,17 @@ void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
         for (int i = 0; i < n; ++i) {
           Fiber& f = state.fibers[i];
           f.tid = dim3(i % block.x, (i / block.x) % block.y, i / (block.x * block.y));
+          f.stack = stacks[i].get();
+          f.stack_size = kStackBytes;
+#ifdef SIMT_FAST_SWITCH
+          f.sp = initial_stack(stacks[i].get(), kStackBytes);
+#else
           getcontext(&f.ctx);
           f.ctx.uc_stack.ss_sp = stacks[i].get();
           f.ctx.uc_stack.ss_size = kStackBytes;
-          f.stack = stacks[i].get();
-          f.stack_size = kStackBytes;
           f.ctx.uc_link = &state.scheduler;
           makecontext(&f.ctx, fiber_main, 0);
+#endif
         }
         while (state.live > 0) {
           const uint64_t before = state.progress;
@@ -222,7 +301,11 @@ void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
             state.current = i;
             void* fake_stack = nullptr;
             asan_start_switch(&fake_stack, state.fibers[i].stack, state.fibers[i].stack_size);
+#ifdef SIMT_FAST_SWITCH
+            simt_switch(&state.scheduler_sp, state.fibers[i].sp);
+#else
             swapcontext(&state.scheduler, &state.fibers[i].ctx);
+#endif
             asan_finish_switch(fake_stack, nullptr, nullptr);
             if (!state.fibers[i].done && !state.fibers[i].waiting) all_waiting = false;
           }
