@@ -11,57 +11,47 @@ namespace {
 
 size_t align_up(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
-// First-fit allocator over [0, inf) with coalescing free blocks.
-class ArenaAllocator {
- public:
-  size_t allocate(size_t size) {
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (it->second >= size) {
-        size_t offset = it->first;
-        size_t remaining = it->second - size;
-        free_.erase(it);
-        if (remaining) free_[offset + size] = remaining;
-        return offset;
-      }
-    }
-    // Grow: extend a free block that touches the end, else append.
-    size_t offset = high_water_;
-    if (!free_.empty()) {
-      auto last = std::prev(free_.end());
-      if (last->first + last->second == high_water_) {
-        offset = last->first;
-        free_.erase(last);
-      }
-    }
-    high_water_ = offset + size;
-    return offset;
-  }
-
-  void release(size_t offset, size_t size) {
-    auto [it, inserted] = free_.emplace(offset, size);
-    RAYO_CHECK(inserted, "double release in the memory planner");
-    auto next = std::next(it);
-    if (next != free_.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      free_.erase(next);
-    }
-    if (it != free_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        free_.erase(it);
-      }
-    }
-  }
-
-  size_t high_water() const { return high_water_; }
-
- private:
-  std::map<size_t, size_t> free_;  // offset -> size
-  size_t high_water_ = 0;
-};
-
 }  // namespace
+
+size_t ArenaAllocator::allocate(size_t size) {
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    if (it->second >= size) {
+      size_t offset = it->first;
+      size_t remaining = it->second - size;
+      free_.erase(it);
+      if (remaining) free_[offset + size] = remaining;
+      return offset;
+    }
+  }
+  // Grow: extend a free block that touches the end, else append.
+  size_t offset = high_water_;
+  if (!free_.empty()) {
+    auto last = std::prev(free_.end());
+    if (last->first + last->second == high_water_) {
+      offset = last->first;
+      free_.erase(last);
+    }
+  }
+  high_water_ = offset + size;
+  return offset;
+}
+
+void ArenaAllocator::release(size_t offset, size_t size) {
+  auto [it, inserted] = free_.emplace(offset, size);
+  RAYO_CHECK(inserted, "double release in the memory planner");
+  auto next = std::next(it);
+  if (next != free_.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    free_.erase(next);
+  }
+  if (it != free_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      free_.erase(it);
+    }
+  }
+}
 
 void plan_memory(Graph& graph) {
   const auto& nodes = graph.nodes();

@@ -14,7 +14,9 @@
 #include "backends/cuda/kernel_cache.h"
 #include "common/strings.h"
 #include "support/require_gpu.h"
+#include "backends/cuda/weight_layout.h"
 #include "support/simt/kernel_test_util.h"
+#include "support/simt/q8_reference.h"
 
 namespace rayo::cuda {
 namespace {
@@ -59,6 +61,9 @@ struct Gpu {
   }
 };
 
+// Every format at llama3-8b's width: quantized weights (in their GPU layout)
+// times the q8 twin of x (the exact product of the dequantized twin, as the
+// emulator test checks), float weights times x.
 TEST(CudaKernelsNative, GemvEveryFormatAtLlamaWidth) {
   RAYO_REQUIRE_GPU();
   Gpu gpu;
@@ -67,20 +72,26 @@ TEST(CudaKernelsNative, GemvEveryFormatAtLlamaWidth) {
                        TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
                        TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
     SCOPED_TRACE(type_name(t));
+    const bool quantized = has_gpu_layout(t);
     const auto w = test::random_weights(t, M, K, 1 + static_cast<uint32_t>(t));
     const auto wf = test::dequantized(t, w, M, K);
     const auto x = test::random_floats(K, 99);
-    auto dw = gpu.put(w), dx = gpu.put(x), dy = gpu.put(std::vector<float>(M)), dn = gpu.put(std::vector<int>{1});
-    gpu.run(gemv_spec(t, K, M, 1, -1.0f, 0), "gemv", (M + 3) / 4, 1, 1, 128, {dw.ptr(), dx.ptr(), dy.ptr(), 0, 0, dn.ptr()});
+    const auto twin = test::q8_twin(x.data(), 1, K);
+    const std::vector<float> no_norm;
+    auto dw = gpu.put(quantized ? test::gpu_matrix(t, w, M, K) : w), dx = gpu.put(x), dq = gpu.put(twin.q),
+         dds = gpu.put(twin.ds), dy = gpu.put(std::vector<float>(M)), dn = gpu.put(std::vector<int>{1});
+    gpu.run(gemv_spec(t, K, M, 1, -1.0f, 0), "gemv", (M + 31) / 32, 1, 1, 256,
+            {dw.ptr(), dx.ptr(), dq.ptr(), dds.ptr(), 0, 0, dy.ptr(), 0, 0, 0, 0, 0, dn.ptr()});
     const auto y = gpu.get<float>(dy, M);
+    const auto xs = test::matmul_input(x, no_norm, twin, 0, K, quantized, false, 0.0f);
     for (int64_t r = 0; r < M; ++r) {
       double ref = 0, abs_sum = 0;
       for (int64_t k = 0; k < K; ++k) {
-        ref += static_cast<double>(wf[r * K + k]) * x[k];
-        abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * x[k]);
+        ref += static_cast<double>(wf[r * K + k]) * xs[k];
+        abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * xs[k]);
       }
-      // As the emulator test, plus fused multiply-adds (one rounding fewer per term).
-      ASSERT_NEAR(y[r], ref, (K / 32.0 + 8) * test::kF32Eps * abs_sum) << "row " << r;
+      // As the emulator test (fused multiply-adds only remove roundings).
+      ASSERT_NEAR(y[r], ref, (K / 32.0 + 24) * test::kF32Eps * abs_sum) << "row " << r;
     }
   }
 }
@@ -112,13 +123,14 @@ TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
     const std::vector<int> positions = {2999, 0, 255, 256, 1234};
     const int rows = 5;
     const auto q = test::random_floats(rows * qw, 6, 2.0f);
-    const auto spec = attention_spec(c.nh, c.nkv, c.hd, ctx, 16);
-    const int64_t splits = (ctx + kAttentionChunk - 1) / kAttentionChunk;
+    const int chunk = attention_chunk(ctx, 1, c.nh / c.nkv);
+    const auto spec = attention_spec(c.nh, c.nkv, c.hd, ctx, 16, chunk);
+    const int64_t splits = (ctx + chunk - 1) / chunk;
     auto dq = gpu.put(q), dk = gpu.put(kh), dv = gpu.put(vh), dp = gpu.put(positions), dn = gpu.put(std::vector<int>{rows});
     auto ds = gpu.put(seqs), dt = gpu.put(table), dmb = gpu.put(std::vector<int>{static_cast<int>(blocks)});
     auto part = gpu.put(std::vector<float>(rows * c.nh * splits * (c.hd + 2))), out = gpu.put(std::vector<float>(rows * qw));
-    gpu.run(spec, "attention_split", c.nh, splits, rows, 128, {dq.ptr(), dk.ptr(), dv.ptr(), part.ptr(), dp.ptr(), ds.ptr(), dt.ptr(), dmb.ptr(), dn.ptr()});
-    gpu.run(spec, "attention_combine", c.nh, rows, 1, 128, {part.ptr(), out.ptr(), dp.ptr(), dn.ptr()});
+    gpu.run(spec, "attention_split", c.nkv, splits, rows, 128, {dq.ptr(), dk.ptr(), dv.ptr(), part.ptr(), dp.ptr(), ds.ptr(), dt.ptr(), dmb.ptr(), dn.ptr()});
+    gpu.run(spec, "attention_combine", c.nh, rows, 1, 128, {part.ptr(), out.ptr(), 0, 0, dp.ptr(), dn.ptr()});
     const auto y = gpu.get<float>(out, rows * qw);
     std::vector<float> scores(ctx), ref(c.hd);
     for (int t = 0; t < rows; ++t)

@@ -1,6 +1,11 @@
-// The GEMV-family kernels (gemv.cu, gemv_swiglu.cu) and the row decoders
-// (dequant.cu) run through the SIMT emulator, against the reference
-// dequantizer and float64 dot products, for every weight format.
+// The GEMV-family kernels (gemv.cu, gemv_swiglu.cu), the activation quantizer
+// (quantize.cu) and the row decoders (dequant.cu) run through the SIMT
+// emulator, for every weight format, against float64 references:
+//  - quantized weights (in their GPU layout) times the q8 twin of the input:
+//    the exact product of the dequantized weights and the dequantized twin,
+//    and within the 8-bit rounding of the product with the unquantized input;
+//  - float weights times the f32 input;
+//  - the twins the kernels write for the next matmul, byte for byte.
 #include <gtest/gtest.h>
 
 #include "support/simt/simt.h"
@@ -13,205 +18,286 @@
 #include "backends/cpu/ops.h"
 #include "common/strings.h"
 #include "support/simt/kernel_test_util.h"
+#include "support/simt/q8_reference.h"
 
 namespace rayo::cuda {
 namespace {
 
 using test::kF32Eps;
 
+bool is_float(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
+
 // A float sum of n terms accumulated in float has error at most about
 // (additions on the longest path) * u * sum|terms| (first order). A lane adds
-// K/256 groups of 8 products in sequence (K/32 additions), then 5 shuffle
-// levels; a fused norm adds the block's sum of squares (K/128 + 8 levels) and
-// a sqrt and divide, which scale every term by the same relative error.
-double gemv_tolerance(int64_t k, double abs_sum, bool norm) {
-  const double path = static_cast<double>(k) / 32 + 8 + (norm ? static_cast<double>(k) / 128 + 16 : 0);
+// K/32 units or groups in sequence, each a few roundings of scales, then 5
+// shuffle levels, the 1/rms factor and the epilogue.
+double gemv_tolerance(int64_t k, double abs_sum) {
+  const double path = static_cast<double>(k) / 32 + 24;
   return path * kF32Eps * abs_sum + 1e-30;
 }
+
+using GemvKernel = void (*)(const u8*, const float*, const i8*, const float2*, const float*, const float*, float*,
+                            const float*, i8*, float2*, float*, const float*, const int*);
 
 struct GemvCase {
   TensorType type;
   int64_t cols, rows, tokens;
+  int tt = 1;
   bool norm = false;
   float eps = 0.0f;
   int epi = 0;
+  bool emit_q8 = false, emit_norm = false, emit_ss = false;
 };
 
-// Runs `launch(w, x, y, norm_w, epi, n_rows)` and checks y against float64.
-template <typename Launch>
-void check_gemv(const GemvCase& c, Launch launch, uint32_t seed) {
-  SCOPED_TRACE(cat(type_name(c.type), " K=", c.cols, " M=", c.rows, " tokens=", c.tokens, " norm=", c.norm,
+// The inputs of a matmul with K columns for `tokens` rows: x, the norm weight,
+// and x's twin (of x * norm_w when the quantized path normalises).
+struct Input {
+  std::vector<float> x, norm_w;
+  test::Q8Twin twin;
+  Input(int64_t tokens, int64_t k, bool quantize_normed, uint32_t seed)
+      : x(test::random_floats(tokens * k, seed)), norm_w(test::random_floats(k, seed + 1)) {
+    twin = test::q8_twin(x.data(), tokens, k, quantize_normed ? norm_w.data() : nullptr);
+  }
+  std::vector<double> seen(int64_t t, int64_t k, bool quantized, bool norm, float eps) const {
+    return test::matmul_input(x, norm_w, twin, t, k, quantized, norm, eps);
+  }
+  // The exact normalised input (for the bound on the twin's rounding).
+  std::vector<double> exact(int64_t t, int64_t k, bool norm, float eps) const {
+    std::vector<double> v(k);
+    const double inv = norm ? test::inv_rms(twin, t, k, eps) : 1.0;
+    for (int64_t c = 0; c < k; ++c) v[c] = static_cast<double>(x[t * k + c]) * inv * (norm ? norm_w[c] : 1.0f);
+    return v;
+  }
+};
+
+// The twin a kernel wrote for its output y (rows x m) must be the reference
+// quantization of y (times y_norm_w) byte for byte; ss within float rounding.
+void check_emitted_twin(const std::vector<float>& y, int64_t rows, int64_t m, const float* y_norm_w, bool q8, bool ss,
+                        const std::vector<int8_t>& yq, const std::vector<test::TwinDs>& yds, const std::vector<float>& yss) {
+  const auto ref = test::q8_twin(y.data(), rows, m, y_norm_w);
+  if (q8) {
+    for (int64_t i = 0; i < rows * m; ++i) ASSERT_EQ(yq[i], ref.q[i]) << "q " << i;
+    for (int64_t i = 0; i < rows * (m / 32); ++i) {
+      ASSERT_EQ(yds[i].x, ref.ds[i].x) << "d " << i;
+      ASSERT_EQ(yds[i].y, ref.ds[i].y) << "s " << i;
+    }
+  }
+  if (ss) {
+    for (size_t i = 0; i < ref.ss.size(); ++i) ASSERT_NEAR(yss[i], ref.ss[i], 40 * kF32Eps * ref.ss[i]) << "ss " << i;
+  }
+}
+
+void check_gemv(const GemvCase& c, GemvKernel kernel, uint32_t seed) {
+  SCOPED_TRACE(cat(type_name(c.type), " K=", c.cols, " M=", c.rows, " tokens=", c.tokens, " tt=", c.tt, " norm=", c.norm,
                    " epi=", c.epi));
-  const auto w = test::random_weights(c.type, c.rows, c.cols, seed);
-  const auto wf = test::dequantized(c.type, w, c.rows, c.cols);
-  const auto x = test::random_floats(c.tokens * c.cols, seed + 1);
-  const auto nw = test::random_floats(c.cols, seed + 2);
-  const auto epi = test::random_floats(c.tokens * c.rows, seed + 3);
-  std::vector<float> y(c.tokens * c.rows, -12345.0f);
-  const int n_rows = static_cast<int>(c.tokens);
-  launch(w.data(), x.data(), y.data(), nw.data(), epi.data(), &n_rows);
-  std::vector<float> xn(c.cols);
-  for (int64_t t = 0; t < c.tokens; ++t) {
-    const float* xt = x.data() + t * c.cols;
-    if (c.norm) {
-      cpu::rms_norm_row(xt, nw.data(), xn.data(), c.cols, static_cast<int>(c.cols), c.eps);
-      xt = xn.data();
-    }
-    for (int64_t r = 0; r < c.rows; ++r) {
-      double ref = 0, abs_sum = 0;
-      for (int64_t k = 0; k < c.cols; ++k) {
-        ref += static_cast<double>(wf[r * c.cols + k]) * xt[k];
-        abs_sum += std::abs(static_cast<double>(wf[r * c.cols + k]) * xt[k]);
+  const bool quantized = !is_float(c.type);
+  const int64_t K = c.cols, M = c.rows, T = c.tokens;
+  const auto w = test::random_weights(c.type, M, K, seed);
+  const auto wf = test::dequantized(c.type, w, M, K);
+  const auto wg = quantized ? test::gpu_matrix(c.type, w, M, K) : w;
+  const Input in(T, K, quantized && c.norm, seed + 1);
+  const auto epi = test::random_floats(T * M, seed + 3);
+  const auto y_norm_w = test::random_floats(M, seed + 4);
+  // Room for a graph of T + 2 rows run with T: rows past T must stay untouched.
+  std::vector<float> y((T + 2) * M, -12345.0f);
+  std::vector<int8_t> yq(T * M, 0);
+  std::vector<test::TwinDs> yds(T * M / 32 + 1, test::TwinDs{0, 0});
+  std::vector<float> yss(T * ((M + 31) / 32), 0.0f);
+  const int n = static_cast<int>(T);
+  simt::launch(simt::dim3((M + 31) / 32, (T + c.tt - 1) / c.tt), simt::dim3(256), [&] {
+    kernel(wg.data(), in.x.data(), in.twin.q.data(), reinterpret_cast<const float2*>(in.twin.ds.data()), in.twin.ss.data(), in.norm_w.data(), y.data(),
+           epi.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), y_norm_w.data(), &n);
+  });
+  for (int64_t t = 0; t < T; ++t) {
+    const auto xs = in.seen(t, K, quantized, c.norm, c.eps);
+    const auto xe = in.exact(t, K, c.norm, c.eps);
+    const double inv = c.norm ? test::inv_rms(in.twin, t, K, c.eps) : 1.0;
+    for (int64_t r = 0; r < M; ++r) {
+      double ref = 0, exact = 0, abs_sum = 0, rounding = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const double wk = wf[r * K + k];
+        ref += wk * xs[k];
+        exact += wk * xe[k];
+        abs_sum += std::abs(wk * xs[k]);
+        // The twin's rounding: at most half a step, d / 2, of the value's block (times 1/rms).
+        if (quantized) rounding += std::abs(wk) * 0.5 * in.twin.ds[(t * K + k) / 32].x * inv;
       }
-      if (c.epi == 1) ref += epi[t * c.rows + r], abs_sum += std::abs(epi[t * c.rows + r]);
-      if (c.epi == 2) ref += epi[r], abs_sum += std::abs(epi[r]);
-      ASSERT_NEAR(y[t * c.rows + r], ref, gemv_tolerance(c.cols, abs_sum, c.norm)) << "token " << t << " row " << r;
+      double add = 0;
+      if (c.epi == 1) add = epi[t * M + r];
+      if (c.epi == 2) add = epi[r];
+      const double tol = gemv_tolerance(K, abs_sum + std::abs(add));
+      ASSERT_NEAR(y[t * M + r], ref + add, tol) << "token " << t << " row " << r;
+      if (quantized) {
+        ASSERT_NEAR(y[t * M + r], exact + add, tol + rounding * 1.0001) << "token " << t << " row " << r;
+      }
     }
   }
+  for (int64_t i = T * M; i < (T + 2) * M; ++i) ASSERT_EQ(y[i], -12345.0f) << "row past the step written: " << i;
+  const std::vector<float> y_step(y.begin(), y.begin() + T * M);
+  check_emitted_twin(y_step, T, M, c.emit_norm ? y_norm_w.data() : nullptr, c.emit_q8, c.emit_ss, yq, yds, yss);
 }
 
-#define GEMV_LAUNCH(NS, ROWS_, TT_)                                                                          \
-  [](const uint8_t* w, const float* x, float* y, const float* nw, const float* epi, const int* n) {          \
-    simt::launch(simt::dim3((ROWS_ + 3) / 4, (*n + TT_ - 1) / TT_), simt::dim3(128),                          \
-                 [&] { NS::gemv(w, x, y, nw, epi, n); });                                                      \
-  }
-
-TEST(CudaEmulatedGemv, EveryFormatMatchesReferenceDequantization) {
-  check_gemv({TensorType::F32, 512, 37, 1}, GEMV_LAUNCH(gemv_f32, 37, 1), 1);
-  check_gemv({TensorType::F16, 512, 37, 1}, GEMV_LAUNCH(gemv_f16, 37, 1), 2);
-  check_gemv({TensorType::BF16, 512, 37, 1}, GEMV_LAUNCH(gemv_bf16, 37, 1), 3);
-  check_gemv({TensorType::Q4_0, 512, 37, 1}, GEMV_LAUNCH(gemv_q4_0, 37, 1), 4);
-  check_gemv({TensorType::Q4_1, 512, 37, 1}, GEMV_LAUNCH(gemv_q4_1, 37, 1), 5);
-  check_gemv({TensorType::Q5_0, 512, 37, 1}, GEMV_LAUNCH(gemv_q5_0, 37, 1), 6);
-  check_gemv({TensorType::Q5_1, 512, 37, 1}, GEMV_LAUNCH(gemv_q5_1, 37, 1), 7);
-  check_gemv({TensorType::Q8_0, 512, 37, 1}, GEMV_LAUNCH(gemv_q8_0, 37, 1), 8);
-  check_gemv({TensorType::Q2_K, 512, 37, 1}, GEMV_LAUNCH(gemv_q2_k, 37, 1), 9);
-  check_gemv({TensorType::Q3_K, 512, 37, 1}, GEMV_LAUNCH(gemv_q3_k, 37, 1), 10);
-  check_gemv({TensorType::Q4_K, 512, 37, 1}, GEMV_LAUNCH(gemv_q4_k, 37, 1), 11);
-  check_gemv({TensorType::Q5_K, 512, 37, 1}, GEMV_LAUNCH(gemv_q5_k, 37, 1), 12);
-  check_gemv({TensorType::Q6_K, 512, 37, 1}, GEMV_LAUNCH(gemv_q6_k, 37, 1), 13);
+TEST(CudaEmulatedGemv, EveryQuantizedFormatMatchesTheDequantizedProduct) {
+  check_gemv({TensorType::Q4_0, 512, 37, 1}, gemv_q4_0::gemv, 1);
+  check_gemv({TensorType::Q4_1, 512, 37, 1}, gemv_q4_1::gemv, 2);
+  check_gemv({TensorType::Q5_0, 512, 37, 1}, gemv_q5_0::gemv, 3);
+  check_gemv({TensorType::Q5_1, 512, 37, 1}, gemv_q5_1::gemv, 4);
+  check_gemv({TensorType::Q8_0, 512, 37, 1}, gemv_q8_0::gemv, 5);
+  check_gemv({TensorType::Q2_K, 512, 37, 1}, gemv_q2_k::gemv, 6);
+  check_gemv({TensorType::Q3_K, 512, 37, 1}, gemv_q3_k::gemv, 7);
+  check_gemv({TensorType::Q4_K, 512, 37, 1}, gemv_q4_k::gemv, 8);
+  check_gemv({TensorType::Q5_K, 512, 37, 1}, gemv_q5_k::gemv, 9);
+  check_gemv({TensorType::Q6_K, 512, 37, 1}, gemv_q6_k::gemv, 10);
 }
 
-TEST(CudaEmulatedGemv, FloatRowsWithATail) {
-  check_gemv({TensorType::F32, 172, 19, 1}, GEMV_LAUNCH(gemv_tail_f32, 19, 1), 21);
-  check_gemv({TensorType::F16, 172, 19, 1}, GEMV_LAUNCH(gemv_tail_f16, 19, 1), 22);
-  check_gemv({TensorType::BF16, 172, 19, 1}, GEMV_LAUNCH(gemv_tail_bf16, 19, 1), 23);
+TEST(CudaEmulatedGemv, FloatFormatsWithAndWithoutATail) {
+  check_gemv({TensorType::F32, 512, 37, 1}, gemv_f32::gemv, 11);
+  check_gemv({TensorType::F16, 512, 37, 1}, gemv_f16::gemv, 12);
+  check_gemv({TensorType::BF16, 512, 37, 1}, gemv_bf16::gemv, 13);
+  check_gemv({TensorType::F32, 172, 19, 1}, gemv_tail_f32::gemv, 21);
+  check_gemv({TensorType::F16, 172, 19, 1}, gemv_tail_f16::gemv, 22);
+  check_gemv({TensorType::BF16, 172, 19, 1}, gemv_tail_bf16::gemv, 23);
 }
 
-TEST(CudaEmulatedGemv, FusedNormResidualAndBiasEpilogues) {
-  check_gemv({TensorType::Q4_K, 768, 45, 1, true, 1e-5f, 0}, GEMV_LAUNCH(gemv_norm_q4_k, 45, 1), 31);
+TEST(CudaEmulatedGemv, FusedNormResidualBiasAndTokenTiles) {
+  check_gemv({TensorType::Q4_K, 768, 45, 1, 1, true, 1e-5f, 0}, gemv_norm_q4_k::gemv, 31);
   // 7 tokens in tiles of 4: the last tile is partial.
-  check_gemv({TensorType::Q6_K, 256, 33, 7, false, 0.0f, 1}, GEMV_LAUNCH(gemv_res_q6_k_tt4, 33, 4), 32);
-  check_gemv({TensorType::Q8_0, 96, 21, 5, true, 1e-6f, 2}, GEMV_LAUNCH(gemv_bias_q8_0_tt4, 21, 4), 33);
+  check_gemv({TensorType::Q6_K, 256, 33, 7, 4, false, 0.0f, 1}, gemv_res_q6_k_tt4::gemv, 32);
+  check_gemv({TensorType::Q8_0, 96, 21, 5, 4, true, 1e-6f, 2}, gemv_bias_q8_0_tt4::gemv, 33);
+  check_gemv({TensorType::F16, 96, 21, 3, 1, true, 1e-6f, 0}, gemv_norm_f16::gemv, 34);
 }
 
-TEST(CudaEmulatedGemv, TokensPastTheStepCountAreNotWritten) {
-  // A graph for 8 rows run with 3: rows 3.. keep their contents.
-  const int64_t K = 256, M = 33;
-  const auto w = test::random_weights(TensorType::Q6_K, M, K, 41);
-  const auto x = test::random_floats(8 * K, 42);
-  std::vector<float> y(8 * M, 7.0f), res(8 * M, 0.0f);
-  const int n = 3;
-  simt::launch(simt::dim3((M + 3) / 4, 2), simt::dim3(128),
-               [&] { gemv_res_q6_k_tt4::gemv(w.data(), x.data(), y.data(), nullptr, res.data(), &n); });
-  for (int64_t i = 3 * M; i < 8 * M; ++i) ASSERT_EQ(y[i], 7.0f) << i;
-  for (int64_t i = 0; i < 3 * M; ++i) ASSERT_NE(y[i], 7.0f) << i;
+TEST(CudaEmulatedGemv, WritesTheTwinOfItsOutputForTheNextMatmul) {
+  // Two blocks of 32 rows, 3 tokens in one tile of 4, residual, and the twin of
+  // y * (the next norm's weight) with its statistics.
+  check_gemv({TensorType::Q4_K, 256, 64, 3, 4, false, 0.0f, 1, true, true, true}, gemv_emit_q4_k::gemv, 41);
+  check_gemv({TensorType::Q5_0, 64, 96, 2, 1, false, 0.0f, 0, true, false, false}, gemv_emit_q5_0::gemv, 42);
+  // 40 rows: the statistics of a partial last block (no q8 twin: 40 % 32 != 0).
+  check_gemv({TensorType::F32, 64, 40, 2, 1, false, 0.0f, 0, false, false, true}, gemv_emit_ss_f32::gemv, 43);
 }
 
-template <typename Launch>
-void check_swiglu(TensorType gt, TensorType ut, int64_t K, int64_t M, int64_t tokens, bool norm, float eps,
-                  Launch launch, uint32_t seed) {
+using QuantizeKernel = void (*)(const float*, const float*, i8*, float2*, float*, const int*);
+
+void check_quantize(int64_t k, bool q8, bool norm, bool ss, QuantizeKernel kernel, uint32_t seed) {
+  SCOPED_TRACE(cat("quantize K=", k, " q8=", q8, " norm=", norm));
+  const int64_t rows = 3;
+  auto x = test::random_floats(rows * k, seed, 4.0f);
+  for (int64_t c = 0; c < 32 && c < k; ++c) x[k + c] = 0.0f;  // an all-zero block: d = 0, q = 0
+  const auto nw = test::random_floats(k, seed + 1);
+  std::vector<int8_t> q(rows * k, 99);
+  std::vector<test::TwinDs> ds(rows * k / 32 + 1, test::TwinDs{-1, -1});
+  std::vector<float> sums(rows * ((k + 31) / 32), -1.0f);
+  const int n = static_cast<int>(rows);
+  simt::launch(simt::dim3(rows + 1), simt::dim3(256),
+               [&] { kernel(x.data(), nw.data(), q.data(), reinterpret_cast<float2*>(ds.data()), sums.data(), &n); });
+  check_emitted_twin(x, rows, k, norm ? nw.data() : nullptr, q8, ss, q, ds, sums);
+  if (q8) {
+    EXPECT_EQ(ds[k / 32].x, 0.0f);
+  }
+}
+
+TEST(CudaEmulatedGemv, QuantizeRowsWritesTheReferenceTwin) {
+  check_quantize(512, true, true, true, quantize_norm_512::quantize_rows, 51);
+  check_quantize(96, true, false, false, quantize_plain_96::quantize_rows, 52);
+  check_quantize(172, false, false, true, quantize_ss_172::quantize_rows, 53);
+}
+
+using SwigluKernel = void (*)(const u8*, const u8*, const float*, const i8*, const float2*, const float*, const float*,
+                              float*, i8*, float2*, float*, const int*);
+
+void check_swiglu(TensorType gt, TensorType ut, int64_t K, int64_t M, int64_t T, int tt, bool norm, float eps, bool emit,
+                  SwigluKernel kernel, uint32_t seed) {
   SCOPED_TRACE(cat(type_name(gt), "/", type_name(ut), " K=", K, " M=", M));
+  const bool quantized = !is_float(gt);
   const auto wg = test::random_weights(gt, M, K, seed), wu = test::random_weights(ut, M, K, seed + 1);
   const auto gf = test::dequantized(gt, wg, M, K), uf = test::dequantized(ut, wu, M, K);
-  const auto x = test::random_floats(tokens * K, seed + 2);
-  const auto nw = test::random_floats(K, seed + 3);
-  std::vector<float> y(tokens * M);
-  const int n = static_cast<int>(tokens);
-  launch(wg.data(), wu.data(), x.data(), y.data(), nw.data(), &n);
-  std::vector<float> xn(K);
-  for (int64_t t = 0; t < tokens; ++t) {
-    const float* xt = x.data() + t * K;
-    if (norm) {
-      cpu::rms_norm_row(xt, nw.data(), xn.data(), K, static_cast<int>(K), eps);
-      xt = xn.data();
-    }
+  const auto gg = quantized ? test::gpu_matrix(gt, wg, M, K) : wg;
+  const auto ug = quantized ? test::gpu_matrix(ut, wu, M, K) : wu;
+  const Input in(T, K, quantized && norm, seed + 2);
+  std::vector<float> y(T * M);
+  std::vector<int8_t> yq(T * M);
+  std::vector<test::TwinDs> yds(T * M / 32 + 1);
+  std::vector<float> yss(T * ((M + 31) / 32));
+  const int n = static_cast<int>(T);
+  simt::launch(simt::dim3((M + 31) / 32, (T + tt - 1) / tt), simt::dim3(256), [&] {
+    kernel(gg.data(), ug.data(), in.x.data(), in.twin.q.data(), reinterpret_cast<const float2*>(in.twin.ds.data()), in.twin.ss.data(), in.norm_w.data(),
+           y.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), &n);
+  });
+  for (int64_t t = 0; t < T; ++t) {
+    const auto xs = in.seen(t, K, quantized, norm, eps);
     for (int64_t r = 0; r < M; ++r) {
       double g = 0, u = 0, ga = 0, ua = 0;
       for (int64_t k = 0; k < K; ++k) {
-        g += static_cast<double>(gf[r * K + k]) * xt[k];
-        u += static_cast<double>(uf[r * K + k]) * xt[k];
-        ga += std::abs(static_cast<double>(gf[r * K + k]) * xt[k]);
-        ua += std::abs(static_cast<double>(uf[r * K + k]) * xt[k]);
+        g += gf[r * K + k] * xs[k];
+        u += uf[r * K + k] * xs[k];
+        ga += std::abs(gf[r * K + k] * xs[k]);
+        ua += std::abs(uf[r * K + k] * xs[k]);
       }
       const double ref = g / (1.0 + std::exp(-g)) * u;
       // silu has slope at most 1.1: the gate's error passes on scaled by |u|,
       // the up's by |silu(g)|; expf and the divide add a few ulps of the result.
-      const double tol = 1.1 * gemv_tolerance(K, ga, norm) * std::abs(u) +
-                         gemv_tolerance(K, ua, norm) * std::abs(g) + 8 * kF32Eps * std::abs(ref);
+      const double tol = 1.1 * gemv_tolerance(K, ga) * std::abs(u) + gemv_tolerance(K, ua) * std::abs(g) +
+                         8 * kF32Eps * std::abs(ref);
       ASSERT_NEAR(y[t * M + r], ref, tol) << "token " << t << " row " << r;
     }
   }
+  if (emit) check_emitted_twin(y, T, M, nullptr, true, false, yq, yds, yss);
 }
 
 TEST(CudaEmulatedGemv, GateUpSwiGLUWithMixedFormats) {
-  check_swiglu(TensorType::Q4_K, TensorType::Q6_K, 512, 41, 6, true, 1e-5f,
-               [](const uint8_t* g, const uint8_t* u, const float* x, float* y, const float* nw, const int* n) {
-                 simt::launch(simt::dim3((41 + 3) / 4, (*n + 3) / 4), simt::dim3(128),
-                              [&] { swiglu_q4_k_q6_k::gemv_swiglu(g, u, x, y, nw, n); });
-               },
-               51);
-  check_swiglu(TensorType::F16, TensorType::F16, 72, 13, 1, false, 0.0f,
-               [](const uint8_t* g, const uint8_t* u, const float* x, float* y, const float* nw, const int* n) {
-                 simt::launch(simt::dim3((13 + 3) / 4, *n), simt::dim3(128),
-                              [&] { swiglu_f16::gemv_swiglu(g, u, x, y, nw, n); });
-               },
-               52);
+  check_swiglu(TensorType::Q4_K, TensorType::Q6_K, 512, 64, 6, 4, true, 1e-5f, true, swiglu_q4_k_q6_k::gemv_swiglu, 51);
+  check_swiglu(TensorType::F16, TensorType::F16, 72, 13, 1, 1, false, 0.0f, false, swiglu_f16::gemv_swiglu, 52);
 }
+
+using EmbedKernel = void (*)(const u8*, const int*, float*, const float*, i8*, float2*, float*, const int*);
 
 // embed must reproduce the reference dequantizer bit for bit (the emulator
 // computes the same float operations in the same order as quant/dequantize.cpp).
-template <typename Embed>
-void check_embed(TensorType t, int64_t cols, Embed embed, uint32_t seed) {
+void check_embed(TensorType t, int64_t cols, EmbedKernel kernel, uint32_t seed, bool emit = false) {
   SCOPED_TRACE(type_name(t));
   const int64_t vocab = 11;
   const auto w = test::random_weights(t, vocab, cols, seed);
   const auto wf = test::dequantized(t, w, vocab, cols);
   const std::vector<int> tokens = {3, 0, 10, 3, 7};
   const int n = static_cast<int>(tokens.size());
+  const auto nw = test::random_floats(cols, seed + 1);
   std::vector<float> y(tokens.size() * cols);
-  embed(w.data(), tokens.data(), y.data(), &n);
+  std::vector<int8_t> yq(y.size());
+  std::vector<test::TwinDs> yds(y.size() / 32 + 1);
+  std::vector<float> yss(tokens.size() * ((cols + 31) / 32));
+  simt::launch(simt::dim3(n), simt::dim3(128),
+               [&] { kernel(w.data(), tokens.data(), y.data(), nw.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), &n); });
   for (size_t i = 0; i < tokens.size(); ++i)
     for (int64_t k = 0; k < cols; ++k)
       ASSERT_EQ(y[i * cols + k], wf[tokens[i] * cols + k]) << "token " << tokens[i] << " col " << k;
+  if (emit) check_emitted_twin(y, n, cols, nw.data(), true, true, yq, yds, yss);
 }
-
-#define EMBED(NS)                                                                                        \
-  [](const uint8_t* w, const int* tok, float* y, const int* n) {                                         \
-    simt::launch(simt::dim3(*n), simt::dim3(128), [&] { NS::embed(w, tok, y, n); });                      \
-  }
 
 TEST(CudaEmulatedDequant, EmbedRowsAreBitExactForEveryFormat) {
-  check_embed(TensorType::F32, 512, EMBED(embed_f32), 61);
-  check_embed(TensorType::F16, 512, EMBED(embed_f16), 62);
-  check_embed(TensorType::BF16, 512, EMBED(embed_bf16), 63);
-  check_embed(TensorType::Q4_0, 512, EMBED(embed_q4_0), 64);
-  check_embed(TensorType::Q4_1, 512, EMBED(embed_q4_1), 65);
-  check_embed(TensorType::Q5_0, 512, EMBED(embed_q5_0), 66);
-  check_embed(TensorType::Q5_1, 512, EMBED(embed_q5_1), 67);
-  check_embed(TensorType::Q8_0, 512, EMBED(embed_q8_0), 68);
-  check_embed(TensorType::Q2_K, 512, EMBED(embed_q2_k), 69);
-  check_embed(TensorType::Q3_K, 512, EMBED(embed_q3_k), 70);
-  check_embed(TensorType::Q4_K, 512, EMBED(embed_q4_k), 71);
-  check_embed(TensorType::Q5_K, 512, EMBED(embed_q5_k), 72);
-  check_embed(TensorType::Q6_K, 512, EMBED(embed_q6_k), 73);
-  check_embed(TensorType::F32, 172, EMBED(embed_tail_f32), 74);
-  check_embed(TensorType::F16, 172, EMBED(embed_tail_f16), 75);
-  check_embed(TensorType::BF16, 172, EMBED(embed_tail_bf16), 76);
+  check_embed(TensorType::F32, 512, embed_f32::embed, 61);
+  check_embed(TensorType::F16, 512, embed_f16::embed, 62);
+  check_embed(TensorType::BF16, 512, embed_bf16::embed, 63);
+  check_embed(TensorType::Q4_0, 512, embed_q4_0::embed, 64);
+  check_embed(TensorType::Q4_1, 512, embed_q4_1::embed, 65);
+  check_embed(TensorType::Q5_0, 512, embed_q5_0::embed, 66);
+  check_embed(TensorType::Q5_1, 512, embed_q5_1::embed, 67);
+  check_embed(TensorType::Q8_0, 512, embed_q8_0::embed, 68);
+  check_embed(TensorType::Q2_K, 512, embed_q2_k::embed, 69);
+  check_embed(TensorType::Q3_K, 512, embed_q3_k::embed, 70);
+  check_embed(TensorType::Q4_K, 512, embed_q4_k::embed, 71);
+  check_embed(TensorType::Q5_K, 512, embed_q5_k::embed, 72);
+  check_embed(TensorType::Q6_K, 512, embed_q6_k::embed, 73);
+  check_embed(TensorType::F32, 172, embed_tail_f32::embed, 74);
+  check_embed(TensorType::F16, 172, embed_tail_f16::embed, 75);
+  check_embed(TensorType::BF16, 172, embed_tail_bf16::embed, 76);
 }
 
-// The fallback formats are dequantized to f16 at load: each value is the
-// reference value rounded to half (bit-exact).
+TEST(CudaEmulatedDequant, EmbedWritesTheFirstLayersTwin) {
+  check_embed(TensorType::Q8_0, 96, embed_emit_q8_0::embed, 77, true);
+}
+
+// A quantized weight in a fused node with float weights is dequantized to f16
+// at load: each value is the reference value rounded to half (bit-exact).
 template <typename Dequant>
 void check_dequant_f16(TensorType t, Dequant dq, uint32_t seed) {
   SCOPED_TRACE(type_name(t));
@@ -228,12 +314,14 @@ void check_dequant_f16(TensorType t, Dequant dq, uint32_t seed) {
     simt::launch(simt::dim3(4), simt::dim3(128), [&] { NS::dequant_f16(w, out, rows); });                     \
   }
 
-TEST(CudaEmulatedDequant, FallbackFormatsToF16) {
+TEST(CudaEmulatedDequant, QuantizedFormatsToF16) {
+  check_dequant_f16(TensorType::Q4_0, DEQUANT(embed_q4_0), 80);
   check_dequant_f16(TensorType::Q4_1, DEQUANT(embed_q4_1), 81);
   check_dequant_f16(TensorType::Q5_0, DEQUANT(embed_q5_0), 82);
   check_dequant_f16(TensorType::Q5_1, DEQUANT(embed_q5_1), 83);
   check_dequant_f16(TensorType::Q2_K, DEQUANT(embed_q2_k), 84);
   check_dequant_f16(TensorType::Q3_K, DEQUANT(embed_q3_k), 85);
+  check_dequant_f16(TensorType::Q6_K, DEQUANT(embed_q6_k), 86);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "backends/cpu/ops.h"
 #include "common/strings.h"
 #include "support/simt/kernel_test_util.h"
+#include "support/simt/q8_reference.h"
 
 namespace rayo::cuda {
 namespace {
@@ -26,6 +27,7 @@ using test::kF32Eps;
 struct AttnCase {
   int head_dim, n_head, n_head_kv, chunk;
   int64_t n_ctx;
+  bool emit = false;  // combine writes the q8 twin of the output
 };
 
 // A paged cache for the tests: n_blocks blocks of 16 rows, every row filled
@@ -73,9 +75,18 @@ void check_attention(const AttnCase& c, Split split, Combine combine, uint32_t s
   const int64_t splits = (c.n_ctx + c.chunk - 1) / c.chunk;
   std::vector<float> partial(rows * c.n_head * splits * (c.head_dim + 2), NAN);
   std::vector<float> out(rows * q_width, NAN);
+  std::vector<int8_t> out_q(rows * q_width);
+  std::vector<test::TwinDs> out_ds(rows * q_width / 32 + 1);
   split(q.data(), pc.keys(), pc.values(), partial.data(), positions.data(), seqs.data(), pc.table.data(), &max_blocks,
-        &rows, simt::dim3(c.n_head, splits, rows));
-  combine(partial.data(), out.data(), positions.data(), &rows, simt::dim3(c.n_head, rows));
+        &rows, simt::dim3(c.n_head_kv, splits, rows));
+  combine(partial.data(), out.data(), out_q.data(), reinterpret_cast<float2*>(out_ds.data()), positions.data(), &rows,
+          simt::dim3(c.n_head, rows));
+  if (c.emit) {
+    // The q8 twin of the output, for the attention output's matmul (as gemv's).
+    const auto ref = test::q8_twin(out.data(), rows, q_width);
+    for (int64_t i = 0; i < rows * q_width; ++i) ASSERT_EQ(out_q[i], ref.q[i]) << i;
+    for (int64_t i = 0; i < rows * q_width / 32; ++i) ASSERT_EQ(out_ds[i].x, ref.ds[i].x) << i;
+  }
 
   std::vector<float> scores(c.n_ctx), ref(c.head_dim);
   const int group = c.n_head / c.n_head_kv;
@@ -113,8 +124,8 @@ void check_attention(const AttnCase& c, Split split, Combine combine, uint32_t s
      const int* table, const int* mb, const int* n, simt::dim3 grid) {                                         \
     simt::launch(grid, simt::dim3(128), [&] { NS::attention_split(q, k, v, part, pos, seq, table, mb, n); });  \
   },                                                                                                           \
-      [](const float* part, float* out, const int* pos, const int* n, simt::dim3 grid) {                       \
-        simt::launch(grid, simt::dim3(128), [&] { NS::attention_combine(part, out, pos, n); });                \
+      [](const float* part, float* out, i8* oq, float2* ods, const int* pos, const int* n, simt::dim3 grid) {  \
+        simt::launch(grid, simt::dim3(128), [&] { NS::attention_combine(part, out, oq, ods, pos, n); });          \
       }
 
 TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
@@ -125,6 +136,8 @@ TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
   check_attention({64, 16, 2, 256, 600}, ATTN(att_64_16_2_256), 5); // production chunk, 3 splits
   check_attention({8, 8, 4, 256, 64}, ATTN(att_8_8_4_256), 6);      // stories260K: head_dim 8, one split
   check_attention({96, 4, 4, 16, 100}, ATTN(att_96_4_4_16), 7);
+  check_attention({4, 2, 2, 64, 100}, ATTN(att_4_2_2_64), 8);  // llama-2-tiny-random: head_dim 4
+  check_attention({64, 8, 2, 64, 300, true}, ATTN(att_emit_64_8_2_64), 9);
 }
 
 TEST(CudaEmulatedAttention, RowsPastTheStepCountAreNotWritten) {
@@ -134,12 +147,12 @@ TEST(CudaEmulatedAttention, RowsPastTheStepCountAreNotWritten) {
   std::vector<int> positions = {5, 6}, seqs = {0, 0};
   std::vector<float> partial(2 * nh * 10 * (hd + 2), 0.0f), out(2 * hd * nh, 3.0f);
   const int n = 1, mb = static_cast<int>(pc.max_blocks);
-  simt::launch(simt::dim3(nh, 10, 2), simt::dim3(128), [&] {
+  simt::launch(simt::dim3(nh, 10, 2), simt::dim3(128), [&] {  // 8 kv heads
     att_64_8_8_32::attention_split(q.data(), pc.keys(), pc.values(), partial.data(), positions.data(), seqs.data(),
                                    pc.table.data(), &mb, &n);
   });
   simt::launch(simt::dim3(nh, 2), simt::dim3(128),
-               [&] { att_64_8_8_32::attention_combine(partial.data(), out.data(), positions.data(), &n); });
+               [&] { att_64_8_8_32::attention_combine(partial.data(), out.data(), nullptr, nullptr, positions.data(), &n); });
   for (int i = hd * nh; i < 2 * hd * nh; ++i) ASSERT_EQ(out[i], 3.0f);
 }
 
@@ -234,7 +247,7 @@ TEST(CudaEmulatedElementwise, AddBiasSwigluSelectRows) {
   }
   const std::vector<int> sel = {2, 0};
   const int n_sel = 2;
-  simt::launch(simt::dim3(2), simt::dim3(256), [&] { ew_777::select_rows(a.data(), y.data(), sel.data(), &n_sel); });
+  simt::launch(simt::dim3(2), simt::dim3(256), [&] { ew_777::select_rows(a.data(), y.data(), sel.data(), nullptr, nullptr, nullptr, nullptr, &n_sel); });
   for (int r = 0; r < 2; ++r)
     for (int i = 0; i < cols; ++i) ASSERT_EQ(y[r * cols + i], a[sel[r] * cols + i]);
 }
@@ -297,16 +310,26 @@ struct QkvCase {
   int tt = 1;
 };
 
-template <typename Run>
-void check_qkv(const QkvCase& c, Run run, uint32_t seed) {
+using QkvKernel = void (*)(const u8*, const u8*, const u8*, const float*, const float*, const float*, const float*,
+                           const i8*, const float2*, const float*, const float*, const float*, float*, u16*, u16*,
+                           const int*, const int*, const int*, const int*, const int*);
+
+bool is_float(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
+
+void check_qkv(const QkvCase& c, QkvKernel kernel, uint32_t seed) {
   SCOPED_TRACE(cat("qkv ", type_name(c.q), "/", type_name(c.k), "/", type_name(c.v), " heads ", c.n_head, "/",
                    c.n_head_kv, " head_dim ", c.head_dim));
+  const bool quantized = !is_float(c.q);
   const int64_t qw = static_cast<int64_t>(c.n_head) * c.head_dim, kvw = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
   const int64_t K = c.cols, ctx = 64;
   const auto wq = test::random_weights(c.q, qw, K, seed), wk = test::random_weights(c.k, kvw, K, seed + 1),
              wv = test::random_weights(c.v, kvw, K, seed + 2);
   const auto fq = test::dequantized(c.q, wq, qw, K), fk = test::dequantized(c.k, wk, kvw, K),
              fv = test::dequantized(c.v, wv, kvw, K);
+  auto gpu = [&](TensorType t, const std::vector<uint8_t>& w, int64_t rows) {
+    return quantized ? test::gpu_matrix(t, w, rows, K) : w;
+  };
+  const auto gq = gpu(c.q, wq, qw), gk = gpu(c.k, wk, kvw), gv = gpu(c.v, wv, kvw);
   const auto bq = test::random_floats(qw, seed + 3), bk = test::random_floats(kvw, seed + 4),
              bv = test::random_floats(kvw, seed + 5);
   const auto nw = test::random_floats(K, seed + 6);
@@ -318,19 +341,20 @@ void check_qkv(const QkvCase& c, Run run, uint32_t seed) {
   auto cache_row = [&](int t) { return table[seqs[t] * 4 + positions[t] / 16] * 16 + positions[t] % 16; };
   const int rows = static_cast<int>(positions.size()), mb = 4;
   const auto x = test::random_floats(rows * K, seed + 8);
+  const auto twin = test::q8_twin(x.data(), rows, K, quantized && c.norm ? nw.data() : nullptr);
   std::vector<float> q(rows * qw, NAN);
   std::vector<uint16_t> kc(2 * ctx * kvw, 0), vc(2 * ctx * kvw, 0);
-  run(wq.data(), wk.data(), wv.data(), bq.data(), bk.data(), bv.data(), x.data(), nw.data(), ff.data(), q.data(),
-      kc.data(), vc.data(), positions.data(), seqs.data(), table.data(), &mb, &rows);
+  const int64_t pairs = (qw + 2 * kvw) / 2;
+  simt::launch(simt::dim3((pairs + 15) / 16, (rows + c.tt - 1) / c.tt), simt::dim3(256), [&] {
+    kernel(gq.data(), gk.data(), gv.data(), bq.data(), bk.data(), bv.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()),
+           twin.ss.data(), nw.data(), ff.data(), q.data(), kc.data(), vc.data(), positions.data(), seqs.data(),
+           table.data(), &mb, &rows);
+  });
 
-  std::vector<float> xn(K), pq(qw), pk(kvw), pv(kvw), rq(qw), rk(kvw);
+  std::vector<float> pq(qw), pk(kvw), pv(kvw), rq(qw), rk(kvw);
   std::vector<double> tq(qw), tk(kvw), tv(kvw);
   for (int t = 0; t < rows; ++t) {
-    const float* xt = x.data() + t * K;
-    if (c.norm) {
-      cpu::rms_norm_row(xt, nw.data(), xn.data(), K, static_cast<int>(K), c.eps);
-      xt = xn.data();
-    }
+    const auto xt = test::matmul_input(x, nw, twin, t, K, quantized, c.norm, c.eps);
     auto project = [&](const std::vector<float>& w, int64_t m, const std::vector<float>& b, std::vector<float>& out,
                        std::vector<double>& tol) {
       for (int64_t r = 0; r < m; ++r) {
@@ -341,8 +365,8 @@ void check_qkv(const QkvCase& c, Run run, uint32_t seed) {
         }
         if (c.bias) s += b[r], a += std::abs(b[r]);
         out[r] = static_cast<float>(s);
-        // As gemv_tolerance, plus the bias add and the norm.
-        tol[r] = ((K / 32.0 + 10) + (c.norm ? K / 128.0 + 16 : 0)) * kF32Eps * a;
+        // As gemv_tolerance (cuda_emulated_gemv_test.cpp), plus the bias add.
+        tol[r] = (K / 32.0 + 26) * kF32Eps * a;
       }
     };
     project(fq, qw, bq, pq, tq);
@@ -366,14 +390,6 @@ void check_qkv(const QkvCase& c, Run run, uint32_t seed) {
   }
 }
 
-#define QKV(NS, PAIRS, TT_)                                                                                     \
-  [](const uint8_t* wq, const uint8_t* wk, const uint8_t* wv, const float* bq, const float* bk, const float* bv, \
-     const float* x, const float* nw, const float* ff, float* q, uint16_t* kc, uint16_t* vc, const int* pos,    \
-     const int* seq, const int* table, const int* mb, const int* n) {                                           \
-    simt::launch(simt::dim3((PAIRS + 3) / 4, (*n + TT_ - 1) / TT_), simt::dim3(128),                             \
-                 [&] { NS::qkv_rope_store(wq, wk, wv, bq, bk, bv, x, nw, ff, q, kc, vc, pos, seq, table, mb, n); }); \
-  }
-
 TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {
   QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
   llama.rope.n_rot = 64;
@@ -382,7 +398,7 @@ TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {
   llama.rope.freq_factors = 0;
   llama.norm = true;
   llama.eps = 1e-5f;
-  check_qkv(llama, QKV(qkv_llama, (8 * 64 + 2 * 2 * 64) / 2, 1), 1);
+  check_qkv(llama, qkv_llama::qkv_rope_store, 1);
 
   QkvCase qwen2{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 128, 4, 1, 32};
   qwen2.rope.type = graph::RopeType::NeoX;
@@ -392,13 +408,13 @@ TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {
   qwen2.norm = true;
   qwen2.eps = 1e-6f;
   qwen2.tt = 4;
-  check_qkv(qwen2, QKV(qkv_qwen2, (4 * 32 + 2 * 32) / 2, 4), 2);
+  check_qkv(qwen2, qkv_qwen2::qkv_rope_store, 2);
 
   QkvCase partial{TensorType::F32, TensorType::F32, TensorType::F32, 64, 4, 4, 16};
   partial.rope.type = graph::RopeType::NeoX;
   partial.rope.n_rot = 8;
   partial.rope.freq_base = 10000.0f;
-  check_qkv(partial, QKV(qkv_f32_partial, (4 * 16 + 2 * 4 * 16) / 2, 1), 3);
+  check_qkv(partial, qkv_f32_partial::qkv_rope_store, 3);
 }
 
 }  // namespace

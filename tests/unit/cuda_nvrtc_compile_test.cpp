@@ -10,6 +10,7 @@
 
 #include "backends/cuda/kernel_specs.h"
 #include "backends/cuda/nvrtc.h"
+#include "backends/cuda/weight_layout.h"
 #include "common/error.h"
 #include "support/nvrtc_compile.h"
 #include "support/paths.h"
@@ -59,18 +60,23 @@ TEST(CudaNvrtcCompile, Llama3_8bAndQwen25ShapesCompileForSm80AndSm90) {
 TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {
   RAYO_REQUIRE_NVRTC();
   std::set<std::string> done;
-  const TensorType types[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0,
-                              TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
-  const TensorType fallback[] = {TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q2_K,
-                                 TensorType::Q3_K};
+  const TensorType types[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
+                              TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
+                              TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+  const Emit normed{true, true, true};
   for (const char* arch : {"sm_80", "sm_90"}) {
     std::vector<KernelSpec> specs;
     for (TensorType t : types) {
       specs.push_back(gemv_spec(t, 4096, 4096, 1, 1e-5f, 0));
-      specs.push_back(gemv_spec(t, 4096, 4096, 4, -1.0f, 1));
+      const bool quantized = has_gpu_layout(t);
+      specs.push_back(gemv_spec(t, 4096, 4096, 4, -1.0f, 1, quantized ? normed : Emit{false, false, true}));
+      specs.push_back(gemv_swiglu_spec(t, t, 4096, 14336, 8, 1e-5f, Emit{quantized, false, false}));
+      specs.push_back(dequant_spec(t, 4096, quantized ? normed : Emit{}));
     }
-    for (TensorType t : fallback) specs.push_back(dequant_spec(t, 4096));
-    for (int hd : {64, 80, 96, 128, 256}) specs.push_back(attention_spec(32, 8, hd, 8192, 16));
+    specs.push_back(quantize_spec(4096, normed));
+    specs.push_back(quantize_spec(4100, Emit{false, false, true}));
+    for (int hd : {64, 80, 96, 128, 256})
+      specs.push_back(attention_spec(32, 8, hd, 8192, 16, attention_chunk(8192, 1, 4), Emit{hd % 32 == 0}));
     compile_all("formats", specs, arch, done);
   }
 }

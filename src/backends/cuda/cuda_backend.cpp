@@ -8,8 +8,10 @@
 #include <set>
 #include <vector>
 
+#include "backends/cuda/activation_plan.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/kernel_specs.h"
+#include "backends/cuda/weight_layout.h"
 #include "common/error.h"
 #include "graph/fusion_passes.h"
 #include "quant/dequantize.h"
@@ -47,6 +49,8 @@ struct GraphState {
   // output rows[O], seq[T], block_table[table_capacity] (T = max_tokens, O = max_outputs).
   DeviceBuffer step;
   int64_t table_capacity = 0;
+  ActivationPlan plan;    // the 8-bit twins of matmul inputs (activation_plan.h)
+  DeviceBuffer twins;     // their arena
   DeviceBuffer partial;   // attention split results
   DeviceBuffer ids;       // argmax per output row
   int32_t* staging = nullptr;   // pinned copy of `step`
@@ -113,6 +117,8 @@ class CudaBackend : public graph::Backend {
     GraphState& s = graphs_[&g];
     const auto& cfg = g.config();
     s.arena = ctx_.alloc(std::max<size_t>(g.arena_bytes(), 256));
+    s.plan = plan_activations(g);
+    s.twins = ctx_.alloc(std::max<size_t>(s.plan.arena_bytes, 256));
     const int64_t blocks_per_seq = (kv_config_.max_seq_len + kv_config_.block_size - 1) / kv_config_.block_size;
     s.table_capacity = std::max<int64_t>(cfg.max_tokens, 1) * blocks_per_seq;
     const size_t step_ints = 4 + 3 * cfg.max_tokens + cfg.max_outputs + s.table_capacity;
@@ -125,10 +131,9 @@ class CudaBackend : public graph::Backend {
     s.ids = ctx_.alloc(cfg.max_outputs * sizeof(int32_t));
     size_t partial = 0;
     for (const Node& n : g.nodes())
-      if (n.op == Op::Attention) {
-        const int64_t splits = (kv_config_.max_seq_len + kAttentionChunk - 1) / kAttentionChunk;
-        partial = std::max<size_t>(partial, cfg.max_tokens * n.n_head * splits * (n.head_dim + 2) * sizeof(float));
-      }
+      if (n.op == Op::Attention)
+        partial = std::max<size_t>(partial, cfg.max_tokens * n.n_head * attention_splits(g, n) * (n.head_dim + 2) *
+                                                sizeof(float));
     s.partial = ctx_.alloc(std::max<size_t>(partial, 256));
     // Compile (or fetch) every kernel and record every launch of a step.
     const auto t0 = std::chrono::steady_clock::now();
@@ -146,7 +151,7 @@ class CudaBackend : public graph::Backend {
                    ctx_.name().c_str(), ctx_.arch().c_str(),
                    static_cast<unsigned long long>(cache_.compiles() - compiled_before),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                   format_bytes(g.arena_bytes()).c_str());
+                   format_bytes(g.arena_bytes() + s.plan.arena_bytes).c_str());
     last_kernels_ = s.kernels;
   }
 
@@ -254,9 +259,19 @@ class CudaBackend : public graph::Backend {
  private:
   struct DeviceWeight {
     DeviceBuffer buffer;
-    TensorType type;  // as the kernels read it (F16 for dequantized fallbacks, F32 for vectors)
+    TensorType type;  // as the kernels read it (F16 for dequantized weights, F32 for vectors)
   };
-  enum class WeightUse { Raw, Matrix, Vector };
+  // How a weight is held on the device: the file's rows (embedding lookups,
+  // float matrices), the GPU layout of a quantized matrix (weight_layout.h),
+  // f16 rows of a quantized matrix on the float path, or f32 values (vectors).
+  enum class WeightUse { Raw, Layout, F16, Vector };
+
+  // The use of matrix w of matmul node n.
+  static WeightUse matrix_use(const Graph& g, const Node& n, int w) {
+    const TensorType t = matmul_weight_type(g, n, w);
+    if (t == g.weights()[w].type) return has_gpu_layout(t) ? WeightUse::Layout : WeightUse::Raw;
+    return WeightUse::F16;
+  }
 
   // Uploads every weight the graph uses that is not on the device yet.
   void upload_weights(const Graph& g) {
@@ -266,7 +281,7 @@ class CudaBackend : public graph::Backend {
         needed.push_back({n.weight, WeightUse::Raw});
         vocab_rows_ = g.weights()[n.weight].rows;
       }
-      for (int w : graph::matrix_weights(n)) needed.push_back({w, WeightUse::Matrix});
+      for (int w : graph::matrix_weights(n)) needed.push_back({w, matrix_use(g, n, w)});
       for (int w : graph::vector_weights(n)) needed.push_back({w, WeightUse::Vector});
     }
     uint64_t total = 0;
@@ -277,7 +292,9 @@ class CudaBackend : public graph::Backend {
       if (weights_.count(key) || !planned.insert(key).second) continue;
       todo.push_back({w, use});
       const auto& wt = g.weights()[w];
-      total += use == WeightUse::Vector ? wt.rows * wt.cols * 4 : row_bytes(wt.type, wt.cols) * wt.rows;
+      total += use == WeightUse::Vector ? wt.rows * wt.cols * 4
+               : use == WeightUse::F16  ? wt.rows * wt.cols * 2
+                                        : row_bytes(wt.type, wt.cols) * wt.rows;
     }
     if (todo.empty()) return;
     const auto t0 = std::chrono::steady_clock::now();
@@ -292,6 +309,7 @@ class CudaBackend : public graph::Backend {
 
   void upload_weight(const graph::Weight& w, WeightUse use) {
     DeviceWeight dw;
+    dw.type = w.type;
     if (use == WeightUse::Vector) {
       if (!quant::can_dequantize(w.type))
         fail("tensor '", w.name, "' has type ", type_name(w.type), ", which rayo cannot read");
@@ -300,15 +318,17 @@ class CudaBackend : public graph::Backend {
       dw.buffer = ctx_.alloc(values.size() * sizeof(float));
       ctx_.upload(dw.buffer.ptr(), values.data(), values.size() * sizeof(float));
       dw.type = TensorType::F32;
+    } else if (use == WeightUse::Layout) {
+      dw.buffer = upload_layout(w);
     } else {
       const size_t bytes = row_bytes(w.type, w.cols) * w.rows;
       DeviceBuffer raw = ctx_.alloc(bytes);
       ctx_.upload(raw.ptr(), w.data, bytes);
-      dw.type = w.type;
-      if (use == WeightUse::Matrix && gemv_weight_type(w.type, w.name) != w.type) {
-        // Fallback format: dequantize to f16 once, on the device.
+      if (use == WeightUse::F16) {
+        // Dequantize to f16 once, on the device.
         DeviceBuffer f16 = ctx_.alloc(static_cast<size_t>(w.rows * w.cols) * 2);
-        Launch l = make_launch(dequant_spec(w.type, w.cols), "dequant_f16", {1024}, 128, {raw.ptr(), f16.ptr(), static_cast<uint64_t>(w.rows)});
+        Launch l = make_launch(dequant_spec(w.type, w.cols), "dequant_f16", {1024}, 128,
+                               {raw.ptr(), f16.ptr(), static_cast<uint64_t>(w.rows)});
         ctx_.launch(l.fn, l.grid[0], 1, 1, l.block, l.params());
         ctx_.synchronize();
         raw = std::move(f16);
@@ -317,6 +337,27 @@ class CudaBackend : public graph::Backend {
       dw.buffer = std::move(raw);
     }
     weights_[{w.data, static_cast<int>(use)}] = std::move(dw);
+  }
+
+  // A quantized matrix in its GPU layout: rows split into planes on the host, a
+  // few MiB at a time, each plane's part copied to its place.
+  DeviceBuffer upload_layout(const graph::Weight& w) {
+    const WeightLayout layout = gpu_layout(w.type, w.rows, w.cols);
+    DeviceBuffer buffer = ctx_.alloc(layout.bytes);
+    const size_t file_row = row_bytes(w.type, w.cols);
+    const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>((size_t{16} << 20) / file_row));
+    std::vector<uint8_t> staging(static_cast<size_t>(std::min(chunk, w.rows)) * file_row);
+    for (int64_t r = 0; r < w.rows; r += chunk) {
+      const int64_t n = std::min(chunk, w.rows - r);
+      split_rows(layout, static_cast<const uint8_t*>(w.data) + r * file_row, n, staging.data());
+      size_t at = 0;
+      for (size_t p = 0; p < layout.planes.size(); ++p) {
+        const size_t bytes = static_cast<size_t>(n * blocks_per_row(layout)) * layout.planes[p].bytes;
+        ctx_.upload(buffer.ptr() + plane_row_offset(layout, static_cast<int>(p), r), staging.data() + at, bytes);
+        at += bytes;
+      }
+    }
+    return buffer;
   }
 
   CUdeviceptr weight_ptr(const Graph& g, int index, WeightUse use) const {
@@ -367,55 +408,98 @@ class CudaBackend : public graph::Backend {
     return l;
   }
 
+  // Splits of an attention node's context (its kernels' N_SPLITS).
+  int64_t attention_splits(const Graph& g, const Node& n) const {
+    const int chunk = attention_chunk(kv_config_.max_seq_len, g.config().max_tokens, n.n_head / n.n_head_kv);
+    return (kv_config_.max_seq_len + chunk - 1) / chunk;
+  }
+
+  // The device pointers of twin t's parts (0 when absent or t < 0).
+  struct TwinPtrs {
+    uint64_t q = 0, ds = 0, ss = 0, norm_w = 0;
+  };
+  TwinPtrs twin_ptrs(const Graph& g, const GraphState& s, int t) const {
+    if (t < 0) return {};
+    const Twin& tw = s.plan.twins[static_cast<size_t>(t)];
+    TwinPtrs p;
+    if (tw.q8) p.q = s.twins.ptr() + tw.q_offset, p.ds = s.twins.ptr() + tw.ds_offset;
+    if (tw.ss) p.ss = s.twins.ptr() + tw.ss_offset;
+    p.norm_w = weight_ptr(g, tw.norm_weight, WeightUse::Vector);
+    return p;
+  }
+
   std::vector<Launch> launches_for(const Graph& g, GraphState& s, const Node& n) {
-    const auto specs = node_kernel_specs(g, n, KvShape{kv_config_.max_seq_len, kv_config_.block_size});
-    const KernelSpec& spec = specs.front();
+    const int index = static_cast<int>(&n - g.nodes().data());
+    const auto specs = node_kernel_specs(g, n, KvShape{kv_config_.max_seq_len, kv_config_.block_size}, s.plan);
     const auto& values = g.values();
     auto V = [&](int v) { return value_ptr(s, g, v); };
     const int64_t rows = n.out >= 0 ? g.max_rows(values[n.out]) : g.config().max_tokens;
     const CUdeviceptr nr = n.out >= 0 ? n_rows_ptr(s, g, n.out) : n_tokens_ptr(s);
     const CUdeviceptr pos = positions_ptr(s, g), seq = seq_ptr(s, g), table = table_ptr(s, g), mb = max_blocks_ptr(s);
     const int tt = n.in[0] >= 0 ? gemv_token_tile(g.max_rows(values[n.in[0]])) : 1;
-    auto M = [&](int w) { return weight_ptr(g, w, WeightUse::Matrix); };
+    auto M = [&](int w) { return weight_ptr(g, w, matrix_use(g, n, w)); };
     auto Vec = [&](int w) { return weight_ptr(g, w, WeightUse::Vector); };
+    const TwinPtrs in = twin_ptrs(g, s, s.plan.input_twin[static_cast<size_t>(index)]);
+    const TwinPtrs out = twin_ptrs(g, s, s.plan.emits[static_cast<size_t>(index)]);
+
+    // Twins no producer writes: a quantize launch each, first.
+    std::vector<Launch> launches;
+    size_t next_spec = 0;
+    for (int t : s.plan.quantize_before[static_cast<size_t>(index)]) {
+      const Twin& tw = s.plan.twins[static_cast<size_t>(t)];
+      const TwinPtrs p = twin_ptrs(g, s, t);
+      launches.push_back(make_launch(specs[next_spec++], "quantize_rows", {tw.max_rows}, 256,
+                                     {V(tw.value), p.norm_w, p.q, p.ds, p.ss, n_rows_ptr(s, g, tw.value)}));
+    }
+    const KernelSpec& spec = specs.at(next_spec);
+    auto add = [&](Launch l) {
+      launches.push_back(std::move(l));
+      return launches;
+    };
     switch (n.op) {
       case Op::Embed:
-        return {make_launch(spec, "embed", {rows}, 128, {weight_ptr(g, n.weight, WeightUse::Raw), tokens_ptr(s), V(n.out), nr})};
-      case Op::RmsNorm: return {make_launch(spec, "rms_norm", {rows}, 256, {V(n.in[0]), Vec(n.weight), V(n.out), nr})};
+        return add(make_launch(spec, "embed", {rows}, 128,
+                               {weight_ptr(g, n.weight, WeightUse::Raw), tokens_ptr(s), V(n.out), out.norm_w, out.q,
+                                out.ds, out.ss, nr}));
+      case Op::RmsNorm: return add(make_launch(spec, "rms_norm", {rows}, 256, {V(n.in[0]), Vec(n.weight), V(n.out), nr}));
       case Op::MatMul:
       case Op::RmsNormMatMul:
       case Op::MatMulAdd: {
         const int64_t m = g.weights()[n.weight].rows;
-        return {make_launch(spec, "gemv", {ceil_div(m, 4), ceil_div(rows, tt)}, 128,
-                            {M(n.weight), V(n.in[0]), V(n.out), Vec(n.aux[0]), n.op == Op::MatMulAdd ? V(n.in[1]) : 0, nr})};
+        return add(make_launch(spec, "gemv", {ceil_div(m, 32), ceil_div(rows, tt)}, 256,
+                               {M(n.weight), V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), V(n.out),
+                                n.op == Op::MatMulAdd ? V(n.in[1]) : 0, out.q, out.ds, out.ss, out.norm_w, nr}));
       }
-      case Op::AddBias: return {make_launch(spec, "add_bias", {rows}, 256, {V(n.in[0]), Vec(n.weight), V(n.out), nr})};
-      case Op::Add: return {make_launch(spec, "add", {rows}, 256, {V(n.in[0]), V(n.in[1]), V(n.out), nr})};
-      case Op::SwiGLU: return {make_launch(spec, "swiglu", {rows}, 256, {V(n.in[0]), V(n.in[1]), V(n.out), nr})};
+      case Op::AddBias: return add(make_launch(spec, "add_bias", {rows}, 256, {V(n.in[0]), Vec(n.weight), V(n.out), nr}));
+      case Op::Add: return add(make_launch(spec, "add", {rows}, 256, {V(n.in[0]), V(n.in[1]), V(n.out), nr}));
+      case Op::SwiGLU: return add(make_launch(spec, "swiglu", {rows}, 256, {V(n.in[0]), V(n.in[1]), V(n.out), nr}));
       case Op::SelectRows:
-        return {make_launch(spec, "select_rows", {rows}, 256, {V(n.in[0]), V(n.out), rows_ptr(s, g), nr})};
+        return add(make_launch(spec, "select_rows", {rows}, 256,
+                               {V(n.in[0]), V(n.out), rows_ptr(s, g), out.norm_w, out.q, out.ds, out.ss, nr}));
       case Op::Rope:
-        return {make_launch(spec, "rope", {rows}, 128, {V(n.in[0]), V(n.out), Vec(n.rope.freq_factors), pos, nr})};
+        return add(make_launch(spec, "rope", {rows}, 128, {V(n.in[0]), V(n.out), Vec(n.rope.freq_factors), pos, nr}));
       case Op::KvStore:
-        return {make_launch(spec, "kv_store", {g.config().max_tokens}, 128,
-                            {V(n.in[0]), V(n.in[1]), k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr})};
+        return add(make_launch(spec, "kv_store", {g.config().max_tokens}, 128,
+                               {V(n.in[0]), V(n.in[1]), k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr}));
       case Op::Attention: {
-        const int64_t splits = (kv_config_.max_seq_len + kAttentionChunk - 1) / kAttentionChunk;
-        return {make_launch(spec, "attention_split", {n.n_head, splits, rows}, 128,
-                            {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), pos, seq, table, mb, nr}),
-                make_launch(spec, "attention_combine", {n.n_head, rows}, 128, {s.partial.ptr(), V(n.out), pos, nr})};
+        launches.push_back(make_launch(spec, "attention_split", {n.n_head_kv, attention_splits(g, n), rows}, 128,
+                                       {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), pos, seq,
+                                        table, mb, nr}));
+        return add(make_launch(spec, "attention_combine", {n.n_head, rows}, 128,
+                               {s.partial.ptr(), V(n.out), out.q, out.ds, pos, nr}));
       }
       case Op::GateUpSwiGLU: {
         const int64_t m = g.weights()[n.weight].rows;
-        return {make_launch(spec, "gemv_swiglu", {ceil_div(m, 4), ceil_div(rows, tt)}, 128,
-                            {M(n.weight), M(n.aux[1]), V(n.in[0]), V(n.out), Vec(n.aux[0]), nr})};
+        return add(make_launch(spec, "gemv_swiglu", {ceil_div(m, 32), ceil_div(rows, tt)}, 256,
+                               {M(n.weight), M(n.aux[1]), V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), V(n.out),
+                                out.q, out.ds, out.ss, nr}));
       }
       case Op::QkvRopeStore: {
         const int64_t pairs = (static_cast<int64_t>(n.n_head) + 2 * n.n_head_kv) * n.head_dim / 2;
-        return {make_launch(spec, "qkv_rope_store", {ceil_div(pairs, 4), ceil_div(rows, tt)}, 128,
-                            {M(n.weight), M(n.aux[1]), M(n.aux[2]), Vec(n.aux[3]), Vec(n.aux[4]), Vec(n.aux[5]),
-                             V(n.in[0]), Vec(n.aux[0]), Vec(n.rope.freq_factors), V(n.out), k_cache(n.layer),
-                             v_cache(n.layer), pos, seq, table, mb, nr})};
+        return add(make_launch(spec, "qkv_rope_store", {ceil_div(pairs, 16), ceil_div(rows, tt)}, 256,
+                               {M(n.weight), M(n.aux[1]), M(n.aux[2]), Vec(n.aux[3]), Vec(n.aux[4]), Vec(n.aux[5]),
+                                V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), Vec(n.rope.freq_factors), V(n.out),
+                                k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr}));
       }
     }
     fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));

@@ -1,9 +1,11 @@
 #include "backends/cuda/kernel_specs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
 
+#include "backends/cuda/weight_layout.h"
 #include "common/error.h"
 
 namespace rayo::cuda {
@@ -19,34 +21,24 @@ std::string KernelSpec::key() const {
 
 int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
 
-bool is_native_gemv_type(TensorType type) {
-  switch (type) {
-    case TensorType::F32:
-    case TensorType::F16:
-    case TensorType::BF16:
-    case TensorType::Q4_0:
-    case TensorType::Q8_0:
-    case TensorType::Q4_K:
-    case TensorType::Q5_K:
-    case TensorType::Q6_K: return true;
-    default: return false;
-  }
+static bool is_float_type(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
+
+TensorType matmul_weight_type(const graph::Graph& g, const Node& n, int w) {
+  const auto& weight = g.weights()[w];
+  if (is_float_type(weight.type)) return weight.type;
+  if (!has_gpu_layout(weight.type))
+    fail("tensor '", weight.name, "' has type ", type_name(weight.type), ", which the CUDA backend cannot multiply");
+  return reads_q8(g, n) ? weight.type : TensorType::F16;
 }
 
-TensorType gemv_weight_type(TensorType stored, const std::string& tensor_name) {
-  if (is_native_gemv_type(stored)) return stored;
-  switch (stored) {
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::Q2_K:
-    case TensorType::Q3_K: return TensorType::F16;
-    default: break;
-  }
-  fail("tensor '", tensor_name, "' has type ", type_name(stored), ", which the CUDA backend cannot multiply");
+Emit emit_of(const ActivationPlan& plan, int node) {
+  const int t = plan.emits[static_cast<size_t>(node)];
+  if (t < 0) return {};
+  const Twin& tw = plan.twins[static_cast<size_t>(t)];
+  return Emit{tw.q8, tw.q8 && tw.norm_weight >= 0, tw.ss};
 }
 
-static bool decodable(TensorType t) { return is_native_gemv_type(t) || gemv_weight_type(t, "") == TensorType::F16; }
+static bool decodable(TensorType t) { return is_float_type(t) || has_gpu_layout(t); }
 
 std::string float_literal(float v) {
   if (std::isinf(v)) return v > 0 ? "(1.0f/0.0f)" : "(-1.0f/0.0f)";
@@ -60,21 +52,30 @@ float rope_theta_scale(float freq_base, int n_rot) { return std::pow(freq_base, 
 namespace {
 std::string num(int64_t v) { return std::to_string(v); }
 std::string type_id(TensorType t) { return std::to_string(static_cast<uint32_t>(t)); }
+void add_emit(KernelSpec& s, Emit e) {
+  s.defines.push_back({"EMIT_Q8", e.q8 ? "1" : "0"});
+  s.defines.push_back({"EMIT_NORM", e.norm ? "1" : "0"});
+  s.defines.push_back({"EMIT_SS", e.ss ? "1" : "0"});
+}
 }  // namespace
 
-KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float norm_eps, int epilogue) {
+KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float norm_eps, int epilogue, Emit emit) {
   KernelSpec s{"gemv.cu", {"gemv"}, {}};
   s.defines = {{"WTYPE", type_id(w)}, {"COLS", num(cols)}, {"ROWS", num(rows)}, {"TT", num(tt)},
                {"NORM", norm_eps >= 0 ? "1" : "0"}, {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)},
                {"EPI", num(epilogue)}};
+  add_emit(s, emit);
   return s;
 }
 
-KernelSpec gemv_swiglu_spec(TensorType gate, TensorType up, int64_t cols, int64_t rows, int tt, float norm_eps) {
+KernelSpec gemv_swiglu_spec(TensorType gate, TensorType up, int64_t cols, int64_t rows, int tt, float norm_eps,
+                            Emit emit) {
+  RAYO_CHECK(!emit.norm, "gate/up's output feeds no norm");
   KernelSpec s{"gemv_swiglu.cu", {"gemv_swiglu"}, {}};
   s.defines = {{"WTYPE", type_id(gate)}, {"WTYPE2", type_id(up)}, {"COLS", num(cols)}, {"ROWS", num(rows)},
                {"TT", num(tt)}, {"NORM", norm_eps >= 0 ? "1" : "0"},
-               {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)}};
+               {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)}, {"EMIT_Q8", emit.q8 ? "1" : "0"},
+               {"EMIT_SS", emit.ss ? "1" : "0"}};
   return s;
 }
 
@@ -109,8 +110,21 @@ KernelSpec kv_store_spec(int64_t kv_width, int64_t block_size) {
   return KernelSpec{"kv_store.cu", {"kv_store"}, {{"KV_WIDTH", num(kv_width)}, {"BLOCK_SIZE", num(block_size)}}};
 }
 
-KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx, int64_t block_size, int chunk) {
-  RAYO_CHECK(head_dim > 0 && head_dim <= 256, "head_dim ", head_dim, " above the attention kernel's 256");
+int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa) {
+  auto pow2_at_least = [](int64_t v) {
+    int64_t p = 1;
+    while (p < v) p *= 2;
+    return p;
+  };
+  const int64_t splits = max_tokens <= 8 ? 1024 : 64, floor = max_tokens <= 8 ? 64 : 256;
+  const int64_t chunk = std::max(floor, pow2_at_least((max_seq_len + splits - 1) / splits));
+  return static_cast<int>(std::min<int64_t>(chunk, std::max(16, 8192 / std::max(gqa, 1))));
+}
+
+KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx, int64_t block_size, int chunk,
+                          Emit emit) {
+  RAYO_CHECK(head_dim > 0 && head_dim <= 256 && head_dim % 2 == 0, "head_dim ", head_dim,
+             ": the attention kernel takes even head sizes up to 256");
   RAYO_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0, "bad GQA ratio");
   const int64_t splits = (n_ctx + chunk - 1) / chunk;
   return KernelSpec{"attention.cu",
@@ -121,53 +135,85 @@ KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx
                      {"CHUNK", num(chunk)},
                      {"N_SPLITS", num(splits)},
                      {"SCALE", float_literal(1.0f / std::sqrt(static_cast<float>(head_dim)))},
-                     {"BLOCK_SIZE", num(block_size)}}};
+                     {"BLOCK_SIZE", num(block_size)},
+                     {"EMIT_Q8", emit.q8 ? "1" : "0"}}};
 }
 
 KernelSpec rms_norm_spec(int64_t cols, int group, float eps) {
   return KernelSpec{"rmsnorm.cu", {"rms_norm"}, {{"COLS", num(cols)}, {"GROUP", num(group)}, {"EPS", float_literal(eps)}}};
 }
 
-KernelSpec elementwise_spec(int64_t cols) {
-  return KernelSpec{"elementwise.cu", {"add", "add_bias", "swiglu", "select_rows", "argmax"}, {{"COLS", num(cols)}}};
+KernelSpec elementwise_spec(int64_t cols, Emit emit) {
+  KernelSpec s{"elementwise.cu", {"add", "add_bias", "swiglu", "select_rows", "argmax"}, {{"COLS", num(cols)}}};
+  add_emit(s, emit);
+  return s;
 }
 
-KernelSpec dequant_spec(TensorType w, int64_t cols) {
-  return KernelSpec{"dequant.cu", {"embed", "dequant_f16"}, {{"WTYPE", type_id(w)}, {"COLS", num(cols)}}};
+KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit) {
+  KernelSpec s{"dequant.cu", {"embed", "dequant_f16"}, {{"WTYPE", type_id(w)}, {"COLS", num(cols)}}};
+  add_emit(s, emit);
+  return s;
 }
 
-std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, const KvShape& kv) {
+KernelSpec quantize_spec(int64_t cols, Emit emit) {
+  KernelSpec s{"quantize.cu", {"quantize_rows"}, {{"COLS", num(cols)}}};
+  add_emit(s, emit);
+  return s;
+}
+
+std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, const KvShape& kv,
+                                          const ActivationPlan& plan) {
   const auto& values = g.values();
+  const int index = static_cast<int>(&n - g.nodes().data());
   auto W = [&](int i) -> const graph::Weight& { return g.weights()[i]; };
-  auto gemv_type = [&](int i) { return gemv_weight_type(W(i).type, W(i).name); };
+  auto mm_type = [&](int i) { return matmul_weight_type(g, n, i); };
   const int64_t max_rows = n.in[0] >= 0 ? g.max_rows(values[n.in[0]]) : g.config().max_tokens;
   const int tt = gemv_token_tile(max_rows);
   const float norm_eps = n.aux[0] >= 0 ? n.eps : -1.0f;
+  const Emit emit = emit_of(plan, index);
+  std::vector<KernelSpec> specs;
+  for (int t : plan.quantize_before[static_cast<size_t>(index)]) {
+    const Twin& tw = plan.twins[static_cast<size_t>(t)];
+    specs.push_back(quantize_spec(tw.cols, Emit{tw.q8, tw.q8 && tw.norm_weight >= 0, tw.ss}));
+  }
   switch (n.op) {
     case Op::Embed:
       if (!decodable(W(n.weight).type))
         fail("tensor '", W(n.weight).name, "' has type ", type_name(W(n.weight).type), ", which rayo cannot read");
-      return {dequant_spec(W(n.weight).type, W(n.weight).cols)};
-    case Op::RmsNorm: return {rms_norm_spec(values[n.out].cols, n.group, n.eps)};
-    case Op::MatMul: return {gemv_spec(gemv_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 0)};
+      specs.push_back(dequant_spec(W(n.weight).type, W(n.weight).cols, emit));
+      return specs;
+    case Op::RmsNorm: specs.push_back(rms_norm_spec(values[n.out].cols, n.group, n.eps)); return specs;
+    case Op::MatMul:
+      specs.push_back(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 0, emit));
+      return specs;
     case Op::RmsNormMatMul:
-      return {gemv_spec(gemv_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, n.eps, 0)};
-    case Op::MatMulAdd: return {gemv_spec(gemv_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 1)};
+      specs.push_back(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, n.eps, 0, emit));
+      return specs;
+    case Op::MatMulAdd:
+      specs.push_back(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 1, emit));
+      return specs;
     case Op::AddBias:
     case Op::Add:
     case Op::SwiGLU:
-    case Op::SelectRows: return {elementwise_spec(values[n.out].cols)};
-    case Op::Rope: return {rope_spec(n.n_head, n.head_dim, n.rope, n.rope.freq_factors >= 0)};
-    case Op::KvStore: return {kv_store_spec(static_cast<int64_t>(n.n_head_kv) * n.head_dim, kv.block_size)};
-    case Op::Attention: return {attention_spec(n.n_head, n.n_head_kv, n.head_dim, kv.max_seq_len, kv.block_size)};
+    case Op::SelectRows: specs.push_back(elementwise_spec(values[n.out].cols, emit)); return specs;
+    case Op::Rope: specs.push_back(rope_spec(n.n_head, n.head_dim, n.rope, n.rope.freq_factors >= 0)); return specs;
+    case Op::KvStore:
+      specs.push_back(kv_store_spec(static_cast<int64_t>(n.n_head_kv) * n.head_dim, kv.block_size));
+      return specs;
+    case Op::Attention:
+      specs.push_back(attention_spec(n.n_head, n.n_head_kv, n.head_dim, kv.max_seq_len, kv.block_size,
+                                     attention_chunk(kv.max_seq_len, g.config().max_tokens, n.n_head / n.n_head_kv),
+                                     emit));
+      return specs;
     case Op::GateUpSwiGLU:
-      return {gemv_swiglu_spec(gemv_type(n.weight), gemv_type(n.aux[1]), W(n.weight).cols, W(n.weight).rows, tt,
-                               norm_eps)};
+      specs.push_back(gemv_swiglu_spec(mm_type(n.weight), mm_type(n.aux[1]), W(n.weight).cols, W(n.weight).rows, tt,
+                                       norm_eps, emit));
+      return specs;
     case Op::QkvRopeStore: {
       QkvShape s;
-      s.q = gemv_type(n.weight);
-      s.k = gemv_type(n.aux[1]);
-      s.v = gemv_type(n.aux[2]);
+      s.q = mm_type(n.weight);
+      s.k = mm_type(n.aux[1]);
+      s.v = mm_type(n.aux[2]);
       s.cols = W(n.weight).cols;
       s.n_head = n.n_head;
       s.n_head_kv = n.n_head_kv;
@@ -177,7 +223,8 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       s.bias = n.aux[3] >= 0;
       s.norm_eps = norm_eps;
       s.block_size = kv.block_size;
-      return {qkv_rope_store_spec(s, tt)};
+      specs.push_back(qkv_rope_store_spec(s, tt));
+      return specs;
     }
   }
   fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
@@ -189,15 +236,12 @@ std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape&
   auto add = [&](const KernelSpec& s) {
     if (seen.insert(s.key()).second) out.push_back(s);
   };
+  const ActivationPlan plan = plan_activations(g);
   for (const Node& n : g.nodes()) {
-    for (const auto& s : node_kernel_specs(g, n, kv)) add(s);
-    for (int w : {n.weight, n.aux[1], n.aux[2]}) {
-      if (w < 0) continue;
-      if (n.op == Op::MatMul || n.op == Op::RmsNormMatMul || n.op == Op::MatMulAdd || n.op == Op::GateUpSwiGLU ||
-          n.op == Op::QkvRopeStore) {
-        const auto& wt = g.weights()[w];
-        if (!is_native_gemv_type(wt.type)) add(dequant_spec(wt.type, wt.cols));
-      }
+    for (const auto& s : node_kernel_specs(g, n, kv, plan)) add(s);
+    for (int w : graph::matrix_weights(n)) {
+      const auto& wt = g.weights()[w];
+      if (matmul_weight_type(g, n, w) != wt.type) add(dequant_spec(wt.type, wt.cols));
     }
   }
   add(elementwise_spec(g.values()[g.output()].cols));  // argmax over the logits
@@ -205,12 +249,16 @@ std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape&
 }
 
 std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
+  // The specs the activation plan gives a llama-like decode graph (one token):
+  // embed and every residual GEMV write the next norm's twin, attention and
+  // gate/up the twin of their output, select_rows the output norm's.
+  const Emit normed{true, true, true}, plain{true, false, false};
   std::vector<KernelSpec> out;
   graph::RopeParams rope;
   rope.type = s.neox ? graph::RopeType::NeoX : graph::RopeType::Normal;
   rope.n_rot = s.head_dim;
   rope.freq_base = s.rope_base;
-  out.push_back(dequant_spec(s.embd, s.n_embd));
+  out.push_back(dequant_spec(s.embd, s.n_embd, normed));
   QkvShape q;
   q.q = q.k = s.attn;
   q.v = s.attn_v;
@@ -228,13 +276,17 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
     q.v = s.attn;
     out.push_back(qkv_rope_store_spec(q, 1));
   }
-  out.push_back(attention_spec(s.n_head, s.n_head_kv, s.head_dim, s.n_ctx, s.block_size));
+  out.push_back(attention_spec(s.n_head, s.n_head_kv, s.head_dim, s.n_ctx, s.block_size,
+                               attention_chunk(s.n_ctx, 1, s.n_head / s.n_head_kv), s.head_dim % 32 == 0 ? plain : Emit{}));
   const int64_t q_width = static_cast<int64_t>(s.n_head) * s.head_dim;
-  out.push_back(gemv_spec(s.attn, q_width, s.n_embd, 1, -1.0f, 1));
-  out.push_back(gemv_swiglu_spec(s.ffn, s.ffn, s.n_embd, s.n_ff, 1, s.eps));
-  out.push_back(gemv_spec(s.ffn_down, s.n_ff, s.n_embd, 1, -1.0f, 1));
-  if (s.ffn_down != s.ffn) out.push_back(gemv_spec(s.ffn, s.n_ff, s.n_embd, 1, -1.0f, 1));
-  out.push_back(elementwise_spec(s.n_embd));  // select_rows
+  out.push_back(gemv_spec(s.attn, q_width, s.n_embd, 1, -1.0f, 1, normed));
+  out.push_back(gemv_swiglu_spec(s.ffn, s.ffn, s.n_embd, s.n_ff, 1, s.eps, plain));
+  for (TensorType down : {s.ffn_down, s.ffn}) {
+    out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, normed));
+    out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, Emit{}));  // the last layer's
+    if (s.ffn_down == s.ffn) break;
+  }
+  out.push_back(elementwise_spec(s.n_embd, normed));  // select_rows
   out.push_back(gemv_spec(s.output, s.n_embd, s.n_vocab, 1, s.eps, 0));
   out.push_back(elementwise_spec(s.n_vocab));  // argmax
   return out;

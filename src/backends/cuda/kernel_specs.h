@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cuda/activation_plan.h"
 #include "graph/graph.h"
 
 namespace rayo::cuda {
@@ -24,24 +25,37 @@ struct KernelSpec {
 // weight group between this many rows.
 int gemv_token_tile(int64_t max_rows);
 
-// Positions per attention split (flash-decoding chunk).
-constexpr int kAttentionChunk = 256;
+// Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
+// tokens) use small chunks, so that a long context spreads over many blocks
+// (at most 1024 splits); prompt graphs large ones, so that their partial
+// results stay small (at most 64 splits per row). A split's scores stay in
+// shared memory: chunk * (n_head / n_head_kv) <= 8192.
+int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa);
 
-// The format a MatMul weight is multiplied in on the GPU: the native formats
-// (F32, F16, BF16, Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) as stored; the others (Q4_1,
-// Q5_0, Q5_1, Q2_K, Q3_K) are dequantized to F16 once at load. Fails with one
-// line for a type the backend cannot read.
-TensorType gemv_weight_type(TensorType stored, const std::string& tensor_name);
-bool is_native_gemv_type(TensorType type);
+// The format weight w of matmul node n is multiplied in on the GPU: quantized
+// weights as stored (in their GPU layout, weight_layout.h) when every matrix of
+// the node is quantized (activation_plan.h: reads_q8); float weights as
+// stored; a quantized weight in a node with float ones as F16 (dequantized
+// once at load). Fails with one line for a type the backend cannot read.
+TensorType matmul_weight_type(const graph::Graph& g, const graph::Node& n, int w);
 
 // An exact float literal for a macro (hex float, "0x1.99999ap-4f").
 std::string float_literal(float v);
 // theta_scale of rope: base^(-2/n_rot) computed as the CPU backend does.
 float rope_theta_scale(float freq_base, int n_rot);
 
+// What a kernel's epilogue writes of its output's twin (activation_plan.h,
+// kernels/q8_act.cuh): the q8 part (of the output times the consumer's norm
+// weight when norm), the row statistics.
+struct Emit {
+  bool q8 = false, norm = false, ss = false;
+};
+Emit emit_of(const ActivationPlan& plan, int node);
+
 // Kernel variants by op. `tt` is the token tile; norm_eps < 0 means no fused norm.
-KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float norm_eps, int epilogue);
-KernelSpec gemv_swiglu_spec(TensorType gate, TensorType up, int64_t cols, int64_t rows, int tt, float norm_eps);
+KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float norm_eps, int epilogue, Emit emit = {});
+KernelSpec gemv_swiglu_spec(TensorType gate, TensorType up, int64_t cols, int64_t rows, int tt, float norm_eps,
+                            Emit emit = {});
 struct QkvShape {
   TensorType q = TensorType::F32, k = TensorType::F32, v = TensorType::F32;
   int64_t cols = 0;
@@ -55,12 +69,16 @@ struct QkvShape {
 KernelSpec qkv_rope_store_spec(const QkvShape& s, int tt);
 KernelSpec rope_spec(int n_head, int head_dim, const graph::RopeParams& rope, bool has_freq_factors);
 KernelSpec kv_store_spec(int64_t kv_width, int64_t block_size);
-// max_seq_len: the longest sequence (sets the number of splits).
-KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t max_seq_len, int64_t block_size,
-                          int chunk = kAttentionChunk);
+// max_seq_len: the longest sequence; with chunk, the number of splits.
+KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t max_seq_len, int64_t block_size, int chunk,
+                          Emit emit = {});
 KernelSpec rms_norm_spec(int64_t cols, int group, float eps);
-KernelSpec elementwise_spec(int64_t cols);
-KernelSpec dequant_spec(TensorType w, int64_t cols);
+// Row-wise ops; select_rows writes the twin of its output (emit).
+KernelSpec elementwise_spec(int64_t cols, Emit emit = {});
+// embed (writing the twin of its rows) and dequant_f16.
+KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit = {});
+// The twin of f32 rows, for activations whose producer cannot write it.
+KernelSpec quantize_spec(int64_t cols, Emit emit);
 
 // The KV cache geometry the kernels are specialised to.
 struct KvShape {
@@ -68,10 +86,13 @@ struct KvShape {
   int64_t block_size = 16;
 };
 
-// The variants one node of a (fused) graph launches.
-std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const graph::Node& n, const KvShape& kv);
+// The variants one node of a (fused) graph launches, given the graph's
+// activation plan: its own kernels, after the quantize launches of the twins it
+// reads that no producer writes.
+std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const graph::Node& n, const KvShape& kv,
+                                          const ActivationPlan& plan);
 // All variants a graph needs, without duplicates (also the dequant_f16 ones of
-// fallback-format weights and the argmax of the logits).
+// quantized weights on the float path and the argmax of the logits).
 std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape& kv);
 
 // The fused decode graph's variants for a model given only by its shapes (the

@@ -141,6 +141,30 @@ inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) {
   return old;
 }
 
+// CUDA's vector types and the loads and conversions the kernels use.
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+struct alignas(8) uint2 {
+  unsigned x, y;
+};
+struct alignas(16) int4 {
+  int x, y, z, w;
+};
+struct alignas(8) float2 {
+  float x, y;
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
+template <typename T>
+inline T __ldg(const T* p) {
+  return *p;
+}
+// Round to nearest even, as cvt.rni (the default rounding mode of the host).
+inline int __float2int_rn(float x) { return static_cast<int>(nearbyintf(x)); }
+
 // Integer dot product of four signed bytes, plus c.
 inline int __dp4a(int a, int b, int c) {
   for (int i = 0; i < 4; ++i) c += static_cast<int8_t>(a >> (8 * i)) * static_cast<int8_t>(b >> (8 * i));

@@ -36,3 +36,14 @@
 #undef PART
 #undef NORM_THREADS
 #undef EW_THREADS
+#undef EMIT_Q8
+#undef EMIT_NORM
+#undef EMIT_SS
+#undef QUANT_THREADS
+#undef EMBED_THREADS
+#undef COMBINE_THREADS
+#undef GQA
+#undef EPT
+#undef TPP
+#undef TPP2
+#undef PPP

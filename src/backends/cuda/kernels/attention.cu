@@ -1,118 +1,243 @@
 // Incremental causal attention of each token row's query heads over the
-// layer's f16 KV cache (flash-decoding). Row t attends to positions
+// layer's f16 KV cache, split along the context (flash-decoding), so that a
+// decode step at a long context spreads over N_HEAD_KV * splits blocks and
+// reads the cache at the memory's bandwidth. Row t attends to positions
 // 0..positions[t] (read from device memory, so a captured graph stays valid).
 //
-// attention_split: block (h, s, t) handles query head h of row t over the
-// positions [s*CHUNK, (s+1)*CHUNK) that are <= positions[t], with an online
-// softmax, and writes the partial result (m = max score, l = sum of
-// exp(score - m), o[HEAD_DIM] = sum of exp(score - m) * v) to `partial`.
-// Splits past the row's position exit at once; so the launch shape depends
-// only on n_ctx, and long contexts spread over N_SPLITS * N_HEAD blocks.
-// attention_combine: block (h, t) merges the positions[t] / CHUNK + 1 partials.
+// attention_split: block (g, s, t) handles the G = N_HEAD / N_HEAD_KV query
+// heads of kv head g (grouped-query attention: each key and value is read once
+// for the group) of row t, over positions [s*CHUNK, (s+1)*CHUNK) that are <=
+// positions[t]. Splits past the row's position exit at once; so the launch
+// shape depends only on the context length.
+//   1. scores: TPP threads per position each load EPT halves of its key (one
+//      16-byte load for EPT = 8) and dot them with the G queries; the partial
+//      dots are summed across the TPP threads by shuffles; PPP positions per
+//      pass, all loads of a pass in flight together;
+//   2. a softmax per head over the split (max, exp, sum), in shared memory;
+//   3. the values: the same threads load the positions' values and accumulate
+//      p * v for the G heads; the position groups are summed by shuffles within
+//      a warp, then across the warps in shared memory.
+//   It writes the partial result (m = max score, l = sum of exp(score - m),
+//   o[HEAD_DIM] = sum of exp(score - m) * v) of each head to `partial`.
+// attention_combine: block (h, t) merges the positions[t] / CHUNK + 1 partials
+// of head h, and with EMIT_Q8 writes the q8 twin (q8_act.cuh) of the head's
+// outputs (HEAD_DIM % 32 == 0: its blocks of 32 columns are the head's own).
 //
-// GQA: query head h reads kv head h / (N_HEAD / N_HEAD_KV).
-// Shape macros: HEAD_DIM (any value up to 256), N_HEAD, N_HEAD_KV, CHUNK,
-// N_SPLITS (= ceil(max_seq_len / CHUNK)), SCALE (1/sqrt(HEAD_DIM) as a float
-// literal), BLOCK_SIZE (positions per KV cache block).
+// Shape macros: HEAD_DIM (a multiple of 2, up to 256), N_HEAD, N_HEAD_KV,
+// CHUNK, N_SPLITS (= ceil(max_seq_len / CHUNK)), SCALE (1/sqrt(HEAD_DIM) as a
+// float literal), BLOCK_SIZE (positions per KV cache block), EMIT_Q8.
 // Layouts: q and out [rows][N_HEAD * HEAD_DIM] f32; caches [cache rows][N_HEAD_KV
 // * HEAD_DIM] f16, paged: position j of row t's sequence is cache row
 // kv_row(block_table, seq[t], *max_blocks, j, BLOCK_SIZE); partial
 // [rows][N_HEAD][N_SPLITS][HEAD_DIM + 2] f32.
-#include "common.cuh"
+// Grid: split (N_HEAD_KV, N_SPLITS, max_rows), combine (N_HEAD, max_rows);
+// block ATT_THREADS and COMBINE_THREADS.
+#include "q8_act.cuh"
 
-#define ATT_WARPS 4
-#define ATT_THREADS (ATT_WARPS * WARP)
-#define DPL ((HEAD_DIM + WARP - 1) / WARP)  // dims per lane: lane l holds dims l, l+32, ...
+#define ATT_THREADS 128
+#define ATT_WARPS (ATT_THREADS / WARP)
 #define KV_WIDTH (N_HEAD_KV * HEAD_DIM)
 #define PART (HEAD_DIM + 2)
+#define GQA (N_HEAD / N_HEAD_KV)
+// Halves per load: 8 (16 bytes) when the head allows, else 4 or 2.
+#define EPT (HEAD_DIM % 8 == 0 ? 8 : HEAD_DIM % 4 == 0 ? 4 : 2)
+// Threads per position (TPP, rounded up to a power of two: TPP2) and positions per pass.
+#define TPP (HEAD_DIM / EPT)
+#define TPP2 (TPP <= 1 ? 1 : TPP <= 2 ? 2 : TPP <= 4 ? 4 : TPP <= 8 ? 8 : TPP <= 16 ? 16 : 32)
+#define PPP (ATT_THREADS / TPP2)
+
+static_assert(HEAD_DIM % 2 == 0 && HEAD_DIM <= 256, "head_dim: even, at most 256");
+static_assert(N_HEAD % N_HEAD_KV == 0, "query heads: a multiple of the kv heads");
+
+// EPT halves at p (aligned to 2 * EPT bytes) as floats.
+__device__ __forceinline__ void load_halves(const u16* p, float* v) {
+  if constexpr (EPT == 8) {
+    const uint4 w = *reinterpret_cast<const uint4*>(p);
+    const u32 words[4] = {w.x, w.y, w.z, w.w};
+RAYO_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      v[2 * i] = h2f(static_cast<u16>(words[i]));
+      v[2 * i + 1] = h2f(static_cast<u16>(words[i] >> 16));
+    }
+  } else if constexpr (EPT == 4) {
+    const uint2 w = *reinterpret_cast<const uint2*>(p);
+    v[0] = h2f(static_cast<u16>(w.x));
+    v[1] = h2f(static_cast<u16>(w.x >> 16));
+    v[2] = h2f(static_cast<u16>(w.y));
+    v[3] = h2f(static_cast<u16>(w.y >> 16));
+  } else {
+    const u32 w = *reinterpret_cast<const u32*>(p);
+    v[0] = h2f(static_cast<u16>(w));
+    v[1] = h2f(static_cast<u16>(w >> 16));
+  }
+}
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(ATT_THREADS)
 attention_split(const float* q, const u16* k_cache, const u16* v_cache, float* partial, const int* positions,
                 const int* seq, const int* block_table, const int* max_blocks, const int* n_rows) {
-  const int h = blockIdx.x, s = blockIdx.y, t = blockIdx.z;
+  const int g = blockIdx.x, s = blockIdx.y, t = blockIdx.z;
   if (t >= *n_rows) return;
   const int pos = positions[t];
   const int begin = s * CHUNK;
   if (begin > pos) return;
-  const int end = begin + CHUNK < pos + 1 ? begin + CHUNK : pos + 1;
-  const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
-  const int kv_off = (h / (N_HEAD / N_HEAD_KV)) * HEAD_DIM;
+  const int n = begin + CHUNK < pos + 1 ? CHUNK : pos + 1 - begin;  // positions of this split
+  const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
+  const int e = tid % TPP2, pg = tid / TPP2;  // slice of the head, position group
+  const bool active = e < TPP;
   const int* table = block_table + seq[t] * *max_blocks;
+  const long long head_off = static_cast<long long>(g) * HEAD_DIM + e * EPT;
 
-  float qr[DPL], acc[DPL];
-RAYO_UNROLL
-  for (int i = 0; i < DPL; ++i) {
-    const int d = lane + WARP * i;
-    qr[i] = d < HEAD_DIM ? q[t * (N_HEAD * HEAD_DIM) + h * HEAD_DIM + d] : 0.0f;
-    acc[i] = 0.0f;
-  }
-  float m = -INFINITY, l = 0.0f;
-  for (int j = begin + warp; j < end; j += ATT_WARPS) {
-    const long long row = static_cast<long long>(table[j / BLOCK_SIZE]) * BLOCK_SIZE + j % BLOCK_SIZE;
-    const u16* kr = k_cache + row * KV_WIDTH + kv_off;
-    float dot = 0.0f;
-RAYO_UNROLL
-    for (int i = 0; i < DPL; ++i) {
-      const int d = lane + WARP * i;
-      if (d < HEAD_DIM) dot += qr[i] * h2f(kr[d]);
-    }
-    const float score = warp_sum(dot) * SCALE;
-    const float m_new = fmaxf(m, score);
-    const float corr = expf(m - m_new);
-    const float p = expf(score - m_new);
-    l = l * corr + p;
-    const u16* vr = v_cache + row * KV_WIDTH + kv_off;
-RAYO_UNROLL
-    for (int i = 0; i < DPL; ++i) {
-      const int d = lane + WARP * i;
-      acc[i] = acc[i] * corr + (d < HEAD_DIM ? p * h2f(vr[d]) : 0.0f);
-    }
-    m = m_new;
-  }
+  __shared__ float scores[GQA][CHUNK];
+  __shared__ float red[GQA][HEAD_DIM];
+  __shared__ float head_m[GQA], head_l[GQA];
+  // Passes per round of loads: their loads are all in flight before any is used.
+  constexpr int kUnroll = 4;
 
-  // Merge the warps' partial softmaxes.
-  __shared__ float sm[ATT_WARPS], sl[ATT_WARPS];
-  __shared__ float so[ATT_WARPS][DPL * WARP];
-  if (lane == 0) {
-    sm[warp] = m;
-    sl[warp] = l;
-  }
+  // 1. Scores of the G heads (queries pre-scaled), PPP positions per pass.
+  float qv[GQA][EPT];
 RAYO_UNROLL
-  for (int i = 0; i < DPL; ++i) so[warp][lane + WARP * i] = acc[i];
+  for (int h = 0; h < GQA; ++h)
+RAYO_UNROLL
+    for (int i = 0; i < EPT; ++i)
+      qv[h][i] =
+          active ? q[static_cast<long long>(t) * (N_HEAD * HEAD_DIM) + (g * GQA + h) * HEAD_DIM + e * EPT + i] * SCALE
+                 : 0.0f;
+  for (int j0 = 0; j0 < n; j0 += PPP * kUnroll) {
+    float kv[kUnroll][EPT];
+RAYO_UNROLL
+    for (int u = 0; u < kUnroll; ++u) {
+      const int j = j0 + u * PPP + pg;
+RAYO_UNROLL
+      for (int i = 0; i < EPT; ++i) kv[u][i] = 0.0f;
+      if (active && j < n) load_halves(k_cache + kv_row(table, 0, 0, begin + j, BLOCK_SIZE) * KV_WIDTH + head_off, kv[u]);
+    }
+RAYO_UNROLL
+    for (int u = 0; u < kUnroll; ++u) {
+      const int j = j0 + u * PPP + pg;
+RAYO_UNROLL
+      for (int h = 0; h < GQA; ++h) {
+        float d = 0.0f;
+RAYO_UNROLL
+        for (int i = 0; i < EPT; ++i) d += qv[h][i] * kv[u][i];
+RAYO_UNROLL
+        for (int o = TPP2 / 2; o > 0; o >>= 1) d += __shfl_xor_sync(FULL_MASK, d, o);
+        if (e == 0 && j < n) scores[h][j] = d;
+      }
+    }
+  }
   __syncthreads();
-  float M = -INFINITY;
-RAYO_UNROLL
-  for (int w = 0; w < ATT_WARPS; ++w) M = fmaxf(M, sm[w]);
-  float* out = partial + ((static_cast<long long>(t) * N_HEAD + h) * N_SPLITS + s) * PART;
-  for (int d = threadIdx.x; d < HEAD_DIM + 1; d += ATT_THREADS) {
-    float sum = 0.0f;
-    for (int w = 0; w < ATT_WARPS; ++w) {
-      if (sl[w] == 0.0f) continue;  // a warp that saw no position
-      const float f = expf(sm[w] - M);
-      sum += (d < HEAD_DIM ? so[w][d] : sl[w]) * f;
+
+  // 2. Softmax over the split, one warp per head.
+  for (int h = warp; h < GQA; h += ATT_WARPS) {
+    float m = -INFINITY;
+    for (int j = lane; j < n; j += WARP) m = fmaxf(m, scores[h][j]);
+    m = warp_max(m);
+    float l = 0.0f;
+    for (int j = lane; j < n; j += WARP) {
+      const float p = expf(scores[h][j] - m);
+      scores[h][j] = p;
+      l += p;
     }
-    if (d < HEAD_DIM)
-      out[2 + d] = sum;
-    else
-      out[1] = sum;
+    l = warp_sum(l);
+    if (lane == 0) {
+      head_m[h] = m;
+      head_l[h] = l;
+    }
   }
-  if (threadIdx.x == 0) out[0] = M;
+  __syncthreads();
+
+  // 3. The values, weighted: position group pg takes positions pg, pg + PPP, ...
+  float acc[GQA][EPT];
+RAYO_UNROLL
+  for (int h = 0; h < GQA; ++h)
+RAYO_UNROLL
+    for (int i = 0; i < EPT; ++i) acc[h][i] = 0.0f;
+  if (active) {
+    for (int j0 = pg; j0 < n; j0 += PPP * kUnroll) {
+      float vv[kUnroll][EPT];
+RAYO_UNROLL
+      for (int u = 0; u < kUnroll; ++u) {
+        const int j = j0 + u * PPP;
+        if (j < n) load_halves(v_cache + kv_row(table, 0, 0, begin + j, BLOCK_SIZE) * KV_WIDTH + head_off, vv[u]);
+      }
+RAYO_UNROLL
+      for (int u = 0; u < kUnroll; ++u) {
+        const int j = j0 + u * PPP;
+        if (j >= n) break;
+RAYO_UNROLL
+        for (int h = 0; h < GQA; ++h) {
+          const float p = scores[h][j];
+RAYO_UNROLL
+          for (int i = 0; i < EPT; ++i) acc[h][i] += p * vv[u][i];
+        }
+      }
+    }
+  }
+  // Sum the position groups of a warp (lanes with the same e) by shuffles, then
+  // the warps in order, through shared memory.
+RAYO_UNROLL
+  for (int h = 0; h < GQA; ++h)
+RAYO_UNROLL
+    for (int i = 0; i < EPT; ++i)
+RAYO_UNROLL
+      for (int o = TPP2; o < WARP; o <<= 1) acc[h][i] += __shfl_xor_sync(FULL_MASK, acc[h][i], o);
+  for (int w = 0; w < ATT_WARPS; ++w) {
+    if (warp == w && lane < TPP2 && active) {
+RAYO_UNROLL
+      for (int h = 0; h < GQA; ++h)
+RAYO_UNROLL
+        for (int i = 0; i < EPT; ++i) red[h][e * EPT + i] = (w == 0 ? 0.0f : red[h][e * EPT + i]) + acc[h][i];
+    }
+    __syncthreads();
+  }
+  for (int x = tid; x < GQA * HEAD_DIM; x += ATT_THREADS) {
+    const int h = x / HEAD_DIM, d = x % HEAD_DIM;
+    float* out = partial + ((static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS + s) * PART;
+    out[2 + d] = red[h][d];
+    if (d == 0) {
+      out[0] = head_m[h];
+      out[1] = head_l[h];
+    }
+  }
 }
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128)
-attention_combine(const float* partial, float* out, const int* positions, const int* n_rows) {
+#define COMBINE_THREADS 128
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(COMBINE_THREADS)
+attention_combine(const float* partial, float* out, i8* out_q, float2* out_ds, const int* positions, const int* n_rows) {
   const int h = blockIdx.x, t = blockIdx.y;
   if (t >= *n_rows) return;
   const int n_splits = positions[t] / CHUNK + 1;
   const float* p = partial + (static_cast<long long>(t) * N_HEAD + h) * N_SPLITS * PART;
+  __shared__ float weight[N_SPLITS];
+  __shared__ float scratch[COMBINE_THREADS / WARP];
+  // The splits' weights exp(m_s - M) / L, once.
+  float m = -INFINITY;
+  for (int s = threadIdx.x; s < n_splits; s += COMBINE_THREADS) m = fmaxf(m, p[s * PART]);
+  m = warp_max(m);
+  if (threadIdx.x % WARP == 0) scratch[threadIdx.x / WARP] = m;
+  __syncthreads();
   float M = -INFINITY;
-  for (int s = 0; s < n_splits; ++s) M = fmaxf(M, p[s * PART]);
-  float L = 0.0f;
-  for (int s = 0; s < n_splits; ++s) L += p[s * PART + 1] * expf(p[s * PART] - M);
-  const float inv = 1.0f / L;
-  for (int d = threadIdx.x; d < HEAD_DIM; d += blockDim.x) {
+RAYO_UNROLL
+  for (int w = 0; w < COMBINE_THREADS / WARP; ++w) M = fmaxf(M, scratch[w]);
+  float l = 0.0f;
+  for (int s = threadIdx.x; s < n_splits; s += COMBINE_THREADS) {
+    const float f = expf(p[s * PART] - M);
+    weight[s] = f;
+    l += p[s * PART + 1] * f;
+  }
+  const float inv = 1.0f / block_sum<COMBINE_THREADS>(l, scratch);  // (block_sum synchronises: weight is complete)
+  float* row = out + static_cast<long long>(t) * (N_HEAD * HEAD_DIM);
+  for (int d = threadIdx.x; d < HEAD_DIM; d += COMBINE_THREADS) {
     float o = 0.0f;
-    for (int s = 0; s < n_splits; ++s) o += p[s * PART + 2 + d] * expf(p[s * PART] - M);
-    out[t * (N_HEAD * HEAD_DIM) + h * HEAD_DIM + d] = o * inv;
+    for (int s = 0; s < n_splits; ++s) o += p[s * PART + 2 + d] * weight[s];
+    row[h * HEAD_DIM + d] = o * inv;
+  }
+  if (EMIT_Q8) {
+    __syncthreads();
+    const int lane = threadIdx.x % WARP;
+    const TwinRow twin = twin_row<N_HEAD * HEAD_DIM>(out_q, out_ds, nullptr, t);
+    for (int b = threadIdx.x / WARP; b < HEAD_DIM / 32; b += COMBINE_THREADS / WARP)
+      emit_block32<false>(row[h * HEAD_DIM + 32 * b + lane], 0.0f, h * (HEAD_DIM / 32) + b, twin.q, twin.ds, nullptr);
   }
 }

@@ -11,11 +11,15 @@
 #ifdef RAYO_SIMT
 #define RAYO_KERNEL [[maybe_unused]] static void
 #define RAYO_LAUNCH_BOUNDS(n)
+#define RAYO_LAUNCH_BOUNDS_MIN(n, blocks)
 #define RAYO_UNROLL
 #else
 #define RAYO_UNROLL _Pragma("unroll")
 #define RAYO_KERNEL extern "C" __global__ void
 #define RAYO_LAUNCH_BOUNDS(n) __launch_bounds__(n)
+// With a minimum of resident blocks per SM: 1 leaves ptxas every register a
+// block of n threads can have (it otherwise stops at 128 and spills).
+#define RAYO_LAUNCH_BOUNDS_MIN(n, blocks) __launch_bounds__(n, blocks)
 #endif
 
 typedef unsigned char u8;

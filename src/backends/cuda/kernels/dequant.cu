@@ -1,22 +1,35 @@
-// Row decoding of weights in any supported format (load8, common.cuh).
-// embed: y[t] = row tokens[t] of the embedding matrix, as f32.
-// dequant_f16: the whole matrix as f16 rows (the fallback for formats without
-// a tuned GEMV: the F16 GEMV then reads it).
-// Shape macros: WTYPE, COLS. Grid: (max_rows) or (rows); block 128.
-#include "common.cuh"
+// Row decoding of weights in any supported format (load8, common.cuh), from
+// the file's layout.
+// embed: y[t] = row tokens[t] of the embedding matrix, as f32, and, when asked,
+// the row's q8 twin and statistics for the first layer's matmuls (q8_act.cuh).
+// dequant_f16: the whole matrix as f16 rows (for a quantized weight that shares
+// a fused node with float weights: the node then runs on the float path).
+// Shape macros: WTYPE, COLS, EMIT_Q8, EMIT_NORM, EMIT_SS (as gemv.cu).
+// Grid: (max_rows) or (rows); block 128.
+#include "q8_act.cuh"
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128) embed(const u8* w, const int* tokens, float* y, const int* n_rows) {
+#define EMBED_THREADS 128
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EMBED_THREADS)
+embed(const u8* w, const int* tokens, float* y, const float* norm_w, i8* yq, float2* yds, float* yss,
+      const int* n_rows) {
   const int t = blockIdx.x;
   if (t >= *n_rows) return;
   const u8* row = w + static_cast<long long>(tokens[t]) * fmt_row_bytes<WTYPE>(COLS);
-  for (int g = threadIdx.x; g < COLS / 8; g += blockDim.x) {
+  float* out = y + static_cast<long long>(t) * COLS;
+  for (int g = threadIdx.x; g < COLS / 8; g += EMBED_THREADS) {
     float v[8];
     load8<WTYPE>(row, g, v);
 RAYO_UNROLL
-    for (int i = 0; i < 8; ++i) y[t * COLS + 8 * g + i] = v[i];
+    for (int i = 0; i < 8; ++i) out[8 * g + i] = v[i];
   }
   if constexpr (COLS % 8 != 0)
-    for (int k = (COLS / 8) * 8 + threadIdx.x; k < COLS; k += blockDim.x) y[t * COLS + k] = load1<WTYPE>(row, k);
+    for (int k = (COLS / 8) * 8 + threadIdx.x; k < COLS; k += EMBED_THREADS) out[k] = load1<WTYPE>(row, k);
+  if (EMIT_Q8 || EMIT_SS) {
+    __syncthreads();
+    emit_twin_row<COLS, EMBED_THREADS, EMIT_NORM != 0>(
+        out, norm_w, twin_row<COLS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t));
+  }
 }
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128) dequant_f16(const u8* w, u16* out, long long rows) {
@@ -29,6 +42,7 @@ RAYO_UNROLL
       for (int i = 0; i < 8; ++i) out[r * COLS + 8 * g + i] = f2h(v[i]);
     }
     if constexpr (COLS % 8 != 0)
-      for (int k = (COLS / 8) * 8 + threadIdx.x; k < COLS; k += blockDim.x) out[r * COLS + k] = f2h(load1<WTYPE>(row, k));
+      for (int k = (COLS / 8) * 8 + threadIdx.x; k < COLS; k += blockDim.x)
+        out[r * COLS + k] = f2h(load1<WTYPE>(row, k));
   }
 }

@@ -1,38 +1,57 @@
-// y[t] = W . x[t] (+ epilogue) for the token rows t < *n_rows.
-// Shape macros: WTYPE (ggml type id of W), COLS (K, input features), ROWS (M,
-// output features), TT (token rows per block), NORM (1: x is RMS-normalised
-// with norm_w and EPS first: the fused RMSNorm+MatMul), EPI (0: none,
-// 1: + residual[t][row] (fused MatMul+Add), 2: + bias[row]).
-// W layout: the GGUF tensor as stored, ROWS rows of COLS values in WTYPE
-// (row r at byte r * row_bytes); no repacking.
-// Grid: (ceil(ROWS / GEMV_WARPS), ceil(max_rows / TT)); block GEMV_THREADS.
+// y[t] = W . x[t] (+ epilogue) for the token rows t < *n_rows, and, when asked,
+// the q8 twin and row statistics of y for the next matmul (q8_act.cuh).
+// Shape macros: WTYPE (ggml type id of W), COLS (K), ROWS (M), TT (token rows
+// per block), NORM (1: x is RMS-normalised first: the fused RMSNorm+MatMul;
+// EPS), EPI (0: none, 1: + residual[t][row], the fused MatMul+Add, 2: +
+// bias[row]), EMIT_Q8 (write y's q8 twin), EMIT_NORM (quantize y *
+// y_norm_w: the next RMSNorm's weight), EMIT_SS (write y's ss statistics).
+// Inputs: x f32 [rows][COLS] for float W; its q8 twin (xq, xds) for quantized
+// W; xss (its statistics) when NORM; norm_w (the norm's weight) for float W.
+// W layout: weight_layout.h (quantized: planes; float: the file's rows).
+// Grid: (ceil(ROWS / GEMV_ROWS), ceil(max_rows / TT)); block GEMV_THREADS.
+// Work split and loads: gemv.cuh.
 #include "gemv.cuh"
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMV_THREADS)
-gemv(const u8* w, const float* x, float* y, const float* norm_w, const float* epi, const int* n_rows) {
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, 1)
+gemv(const u8* w, const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w, float* y,
+     const float* epi, i8* yq, float2* yds, float* yss, const float* y_norm_w, const int* n_rows) {
   const int n = *n_rows;
   const int t0 = blockIdx.y * TT;
   if (t0 >= n) return;
   const int nt = n - t0 < TT ? n - t0 : TT;
-  __shared__ float inv[TT];
-  __shared__ float scratch[GEMV_WARPS];
-  if (NORM) block_inv_rms<COLS, TT>(x + t0 * COLS, nt, EPS, inv, scratch);
-  const int row = blockIdx.x * GEMV_WARPS + threadIdx.x / WARP;
-  if (row >= ROWS) return;
-  float acc[TT];
+  const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+  const long long row0 = static_cast<long long>(blockIdx.x) * GEMV_ROWS + warp * GEMV_ROWS_PER_WARP;
+  float inv[TT];
+  row_inv_rms<COLS, TT, NORM != 0>(offset(xss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
+  const GemvInput in{offset(x, static_cast<long long>(t0) * COLS), offset(xq, static_cast<long long>(t0) * COLS),
+                     offset(xds, static_cast<long long>(t0) * (COLS / 32)), nullptr, norm_w};
+  long long rows[GEMV_ROWS_PER_WARP];
+  clamp_rows<ROWS>(row0, rows);
+  float acc[GEMV_ROWS_PER_WARP][TT];
+  warp_rows<WTYPE, ROWS, COLS, TT, NORM != 0>(w, rows, in, inv, nt, acc);
+  __shared__ float out[TT][GEMV_ROWS];
+  if (lane == 0) {
 RAYO_UNROLL
-  for (int t = 0; t < TT; ++t) acc[t] = 0.0f;
-  row_dot<WTYPE, COLS, TT, NORM != 0>(w + static_cast<long long>(row) * fmt_row_bytes<WTYPE>(COLS), x + t0 * COLS, nt,
-                                      norm_w, inv, acc);
-  if (threadIdx.x % WARP == 0) {
+    for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) {
+      const long long row = row0 + r;
 RAYO_UNROLL
-    for (int t = 0; t < TT; ++t) {
-      if (t < nt) {
-        float v = acc[t];
-        if (EPI == 1) v += epi[(t0 + t) * ROWS + row];
-        if (EPI == 2) v += epi[row];
-        y[(t0 + t) * ROWS + row] = v;
+      for (int t = 0; t < TT; ++t) {
+        if (t >= nt) continue;
+        float v = acc[r][t];
+        if (row < ROWS) {
+          if (EPI == 1) v += epi[(t0 + t) * static_cast<long long>(ROWS) + row];
+          if (EPI == 2) v += epi[row];
+          y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
+        } else {
+          v = 0.0f;
+        }
+        out[t][warp * GEMV_ROWS_PER_WARP + r] = v;
       }
     }
+  }
+  if (EMIT_Q8 || EMIT_SS) {
+    __syncthreads();
+    const TwinRow first = twin_row<ROWS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t0);
+    emit_twin_rows<ROWS, EMIT_NORM != 0>(out, nt, y_norm_w, first.q, first.ds, first.ss);
   }
 }

@@ -1,70 +1,210 @@
-// Matrix-vector products over quantized weights, shared by gemv.cu,
+// Matrix-vector products for decode and small batches, shared by gemv.cu,
 // gemv_swiglu.cu and qkv_rope_store.cu.
 //
-// Math: weights are decoded to f32 on the fly (load8 in common.cuh) and
-// multiplied by the f32 activations with f32 accumulation. At batch 1 a GEMV is
-// bound by the bandwidth of reading the weights; the decode costs a few integer
-// ops per value and keeps the result equal to the CPU reference's dequantized
-// weights times the unquantized activations (no 8-bit activation rounding).
+// Work split: a block of GEMV_WARPS warps owns GEMV_ROWS = 32 consecutive
+// output rows (one block of 32 of the output's q8 twin, which the block can
+// then write itself) for up to TT token rows; warp w computes rows 4w .. 4w+3.
+// Lane l reads units l, l + 32, ... of each of its rows (a unit: 32 or 64
+// values, weight_formats.cuh), so a warp's loads of one row are contiguous,
+// every weight is read with 16-byte loads once per block, and the activations
+// of a unit are loaded once for the warp's 4 rows. The loads of all 4 rows are
+// issued before any is used.
 //
-// Work split: one warp per output row (or row pair); lane l reads the groups of
-// 8 values l, l+32, l+64, ... of the row, so a warp reads 32 consecutive groups
-// (for Q4_K: 128 consecutive bytes of nibbles) per step. A block holds
-// GEMV_WARPS warps and kTile token rows share every weight group it decodes.
+// Two kinds of activations:
+//  - quantized weights multiply the input's q8 twin (q8_act.cuh) with DP4A;
+//  - float weights (F32, F16, BF16) multiply the f32 input, 8 values per load.
+// With a fused RMSNorm (NORM) the q8 twin holds x * norm_w and the row's 1/rms
+// comes from its ss statistics (computed once, by the input's producer); the
+// float path scales x * norm_w by it as it loads x.
 #pragma once
-#include "common.cuh"
+#include "weight_formats.cuh"
 
-#define GEMV_WARPS 4
+#define GEMV_WARPS 8
 #define GEMV_THREADS (GEMV_WARPS * WARP)
+#define GEMV_ROWS_PER_WARP 4
+#define GEMV_ROWS (GEMV_WARPS * GEMV_ROWS_PER_WARP)
 
-// The RMSNorm factors 1/sqrt(mean(x^2) + eps) of the token rows t < nt of x (K
-// values each) into inv[kTile] (shared). All threads of the block must call it.
-template <int K, int kTile>
-__device__ __forceinline__ void block_inv_rms(const float* x, int nt, float eps, float* inv, float* scratch) {
-RAYO_UNROLL
-  for (int t = 0; t < kTile; ++t) {
-    float s = 0.0f;
-    if (t < nt)
-      for (int i = threadIdx.x; i < K; i += GEMV_THREADS) s += x[t * K + i] * x[t * K + i];
-    s = block_sum<GEMV_THREADS>(s, scratch);
-    if (threadIdx.x == 0) inv[t] = 1.0f / sqrtf(s / static_cast<float>(K) + eps);
-  }
-  __syncthreads();
+// p + n, or nullptr for nullptr (an unused pointer of the kernel's arguments).
+template <typename T>
+__device__ __forceinline__ T* offset(T* p, long long n) {
+  return p ? p + n : p;
 }
 
-// acc[t] += W[row] . x[t] for t < nt (x: kTile rows of K values). When kNorm, x is
-// first normalised: x * inv[t] * norm_w (as the RMSNorm op would have written it).
-// Every lane returns the full sums.
-template <int FMT, int K, int kTile, bool kNorm>
-__device__ __forceinline__ void row_dot(const u8* wrow, const float* x, int nt, const float* norm_w, const float* inv,
-                                        float* acc) {
-  const int lane = threadIdx.x % WARP;
-  for (int g = lane; g < K / 8; g += WARP) {
-    float w[8];
-    load8<FMT>(wrow, g, w);
+// The input of a GEMV: f32 rows (x, float weights) or their q8 twin (q, ds;
+// quantized weights); ss and norm_w for a fused RMSNorm.
+struct GemvInput {
+  const float* x;
+  const i8* q;
+  const float2* ds;
+  const float* ss;
+  const float* norm_w;  // float path only: the q8 twin already holds x * norm_w
+};
+
+// 1/rms of the token rows t < nt (1 without a norm). Every lane of the warp must call it.
+template <int K, int kTokens, bool kNorm>
+__device__ __forceinline__ void row_inv_rms(const float* ss, int nt, float eps, float* inv) {
 RAYO_UNROLL
-    for (int t = 0; t < kTile; ++t) {
+  for (int t = 0; t < kTokens; ++t) inv[t] = 1.0f;
+  if (kNorm) {
+RAYO_UNROLL
+    for (int t = 0; t < kTokens; ++t)
+      if (t < nt) inv[t] = inv_rms<K>(ss + t * ((K + 31) / 32), eps);
+  }
+}
+
+// A warp's 4 rows: row0 .. row0 + 3, those past M replaced by M - 1 (read, not written).
+template <long long M>
+__device__ __forceinline__ void clamp_rows(long long row0, long long (&rows)[GEMV_ROWS_PER_WARP]) {
+RAYO_UNROLL
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) rows[r] = row0 + r < M ? row0 + r : M - 1;
+}
+
+// acc[r][t] = W[rows[r]] . x[t] over the K columns of an M x K quantized
+// matrix (GPU layout), for r < 4 and tokens t < nt. Every lane gets the sums.
+template <int FMT, long long M, int K, int kTokens>
+__device__ __forceinline__ void warp_rows_q8(const u8* w, const long long (&rows)[GEMV_ROWS_PER_WARP], const i8* xq,
+                                             const float2* xds, int nt, float (&acc)[GEMV_ROWS_PER_WARP][kTokens]) {
+  using F = Gpu<FMT>;
+  constexpr int kUnits = K / F::kUnit;
+  for (int u = threadIdx.x % WARP; u < kUnits; u += WARP) {
+    typename F::Unit wu[GEMV_ROWS_PER_WARP];
+RAYO_UNROLL
+    for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) wu[r] = F::template load<M, K>(w, rows[r], u);
+RAYO_UNROLL
+    for (int t = 0; t < kTokens; ++t) {
       if (t < nt) {
-        const float* xr = x + t * K + 8 * g;
+        Act a;
+        F::load_act(xq + static_cast<long long>(t) * K, xds + static_cast<long long>(t) * (K / 32), u, a);
 RAYO_UNROLL
-        for (int i = 0; i < 8; ++i) {
-          float xv = xr[i];
-          if (kNorm) xv = xv * inv[t] * norm_w[8 * g + i];
-          acc[t] += w[i] * xv;
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc[r][t] += F::dot(wu[r], a);
+      }
+    }
+  }
+RAYO_UNROLL
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+RAYO_UNROLL
+    for (int t = 0; t < kTokens; ++t) acc[r][t] = warp_sum(acc[r][t]);
+}
+
+// Eight consecutive values of a float-format row from one 16-byte load (two for F32).
+template <int FMT>
+__device__ __forceinline__ void load8_vec(const u8* p, float* v) {
+  if constexpr (FMT == FMT_F32) {
+    const uint4 a = ld_stream16(p), b = ld_stream16(p + 16);
+RAYO_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      v[i] = __uint_as_float(word(a, i));
+      v[4 + i] = __uint_as_float(word(b, i));
+    }
+  } else {
+    const uint4 a = ld_stream16(p);
+RAYO_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      const u32 two = word(a, i);
+      v[2 * i] = FMT == FMT_F16 ? h2f(static_cast<u16>(two)) : bf2f(static_cast<u16>(two));
+      v[2 * i + 1] = FMT == FMT_F16 ? h2f(static_cast<u16>(two >> 16)) : bf2f(static_cast<u16>(two >> 16));
+    }
+  }
+}
+
+// As warp_rows_q8 for a float-format matrix (rows as stored) and f32 inputs x,
+// normalised on the fly (x * inv[t] * norm_w) when kNorm.
+template <int FMT, long long M, int K, int kTokens, bool kNorm>
+__device__ __forceinline__ void warp_rows_f32(const u8* w, const long long (&row_ids)[GEMV_ROWS_PER_WARP],
+                                              const float* x, const float* norm_w, const float* inv, int nt,
+                                              float (&acc)[GEMV_ROWS_PER_WARP][kTokens]) {
+  constexpr long long kRowBytes = static_cast<long long>(K) * Fmt<FMT>::bytes;
+  const u8* rows[GEMV_ROWS_PER_WARP];
+RAYO_UNROLL
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) rows[r] = w + row_ids[r] * kRowBytes;
+  const int lane = threadIdx.x % WARP;
+  // Vector loads need 16-byte aligned rows: K a multiple of 8 (of 4 for F32, but
+  // a group is 8 values either way).
+  constexpr int kGroups = K % 8 == 0 ? K / 8 : 0;
+  for (int g = lane; g < kGroups; g += WARP) {
+    float wv[GEMV_ROWS_PER_WARP][8];
+RAYO_UNROLL
+    for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) load8_vec<FMT>(rows[r] + 8LL * g * Fmt<FMT>::bytes, wv[r]);
+    float nw[8];
+    if (kNorm) {
+      const float4 a = __ldg(reinterpret_cast<const float4*>(norm_w + 8 * g));
+      const float4 b = __ldg(reinterpret_cast<const float4*>(norm_w + 8 * g + 4));
+      nw[0] = a.x, nw[1] = a.y, nw[2] = a.z, nw[3] = a.w, nw[4] = b.x, nw[5] = b.y, nw[6] = b.z, nw[7] = b.w;
+    }
+RAYO_UNROLL
+    for (int t = 0; t < kTokens; ++t) {
+      if (t < nt) {
+        const float4* xp = reinterpret_cast<const float4*>(x + static_cast<long long>(t) * K + 8 * g);
+        const float4 a = __ldg(xp), b = __ldg(xp + 1);
+        float xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        if (kNorm) {
+RAYO_UNROLL
+          for (int i = 0; i < 8; ++i) xv[i] = xv[i] * inv[t] * nw[i];
+        }
+RAYO_UNROLL
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+RAYO_UNROLL
+          for (int i = 0; i < 8; ++i) acc[r][t] += wv[r][i] * xv[i];
+      }
+    }
+  }
+  // Rows not 16-byte aligned (K % 8 != 0): one value at a time.
+  if constexpr (kGroups == 0) {
+    for (int k = lane; k < K; k += WARP) {
+      float nwk = kNorm ? norm_w[k] : 1.0f;
+RAYO_UNROLL
+      for (int t = 0; t < kTokens; ++t) {
+        if (t < nt) {
+          float xv = x[static_cast<long long>(t) * K + k];
+          if (kNorm) xv = xv * inv[t] * nwk;
+RAYO_UNROLL
+          for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc[r][t] += load1<FMT>(rows[r], k) * xv;
         }
       }
     }
   }
-  if constexpr (K % 8 != 0) {  // float formats only: the last K % 8 values
-    for (int k = (K / 8) * 8 + lane; k < K; k += WARP) {
-      const float w = load1<FMT>(wrow, k);
-      for (int t = 0; t < nt; ++t) {
-        float xv = x[t * K + k];
-        if (kNorm) xv = xv * inv[t] * norm_w[k];
-        acc[t] += w * xv;
-      }
+RAYO_UNROLL
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+RAYO_UNROLL
+    for (int t = 0; t < kTokens; ++t) acc[r][t] = warp_sum(acc[r][t]);
+}
+
+// The sums of one warp's 4 rows over one matrix: the q8 path for quantized
+// formats, the f32 path for float formats; times 1/rms with kNorm.
+template <int FMT, long long M, int K, int kTokens, bool kNorm>
+__device__ __forceinline__ void warp_rows(const u8* w, const long long (&rows)[GEMV_ROWS_PER_WARP],
+                                          const GemvInput& in, const float* inv, int nt,
+                                          float (&acc)[GEMV_ROWS_PER_WARP][kTokens]) {
+RAYO_UNROLL
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+RAYO_UNROLL
+    for (int t = 0; t < kTokens; ++t) acc[r][t] = 0.0f;
+  if constexpr (FMT == FMT_F32 || FMT == FMT_F16 || FMT == FMT_BF16) {
+    warp_rows_f32<FMT, M, K, kTokens, kNorm>(w, rows, in.x, in.norm_w, inv, nt, acc);
+  } else {
+    warp_rows_q8<FMT, M, K, kTokens>(w, rows, in.q, in.ds, nt, acc);
+    if (kNorm) {
+RAYO_UNROLL
+      for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+RAYO_UNROLL
+        for (int t = 0; t < kTokens; ++t) acc[r][t] *= inv[t];
     }
   }
-RAYO_UNROLL
-  for (int t = 0; t < kTile; ++t) acc[t] = warp_sum(acc[t]);
+}
+
+// The output's twin (q8_act.cuh) from a block's 32 output rows: out[t][i] is
+// row 32 * blockIdx.x + i of token t (0 past the matrix), in shared memory, after
+// a __syncthreads. M is the output width (K of the consumer); kEmitNorm uses
+// norm_w (the consumer's RMSNorm weight); q, ds, ss point at the tile's first
+// token row (absent parts: nullptr). Warp w writes tokens w, w + 8, ...
+template <long long M, bool kEmitNorm>
+__device__ __forceinline__ void emit_twin_rows(const float (*out)[GEMV_ROWS], int nt, const float* norm_w, i8* q,
+                                               float2* ds, float* ss) {
+  const int lane = threadIdx.x % WARP;
+  const long long col = static_cast<long long>(blockIdx.x) * GEMV_ROWS + lane;
+  const float nw = kEmitNorm && col < M ? norm_w[col] : 0.0f;
+  for (int t = threadIdx.x / WARP; t < nt; t += GEMV_WARPS) {
+    const TwinRow row = twin_row<M>(q, ds, ss, t);
+    emit_block32<kEmitNorm>(out[t][lane], nw, static_cast<int>(blockIdx.x), row.q, row.ds, row.ss);
+  }
 }

@@ -1,30 +1,50 @@
-// The fused feed-forward input: y[t][r] = silu(Wg[r] . x[t]) * (Wu[r] . x[t]).
-// Shape macros: WTYPE (gate format), WTYPE2 (up format; a Q4_K_M file may mix),
-// COLS, ROWS (n_ff), TT, NORM, EPS as in gemv.cu. Layouts as gemv.cu.
-// Grid: (ceil(ROWS / GEMV_WARPS), ceil(max_rows / TT)); block GEMV_THREADS.
+// The fused feed-forward input: y[t][r] = silu(Wg[r] . x[t]) * (Wu[r] . x[t]),
+// and, when asked, y's q8 twin for the down projection (q8_act.cuh).
+// Shape macros: WTYPE (gate format), WTYPE2 (up format; a Q4_K_M file may mix
+// two quantized formats, never a quantized and a float one), COLS, ROWS (n_ff),
+// TT, NORM, EPS, EMIT_Q8, EMIT_SS as in gemv.cu. Inputs and layouts as gemv.cu.
+// Grid: (ceil(ROWS / GEMV_ROWS), ceil(max_rows / TT)); block GEMV_THREADS: each
+// warp multiplies its 4 rows of both matrices.
 #include "gemv.cuh"
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMV_THREADS)
-gemv_swiglu(const u8* wg, const u8* wu, const float* x, float* y, const float* norm_w, const int* n_rows) {
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, 1)
+gemv_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const float2* xds, const float* xss,
+            const float* norm_w, float* y, i8* yq, float2* yds, float* yss, const int* n_rows) {
   const int n = *n_rows;
   const int t0 = blockIdx.y * TT;
   if (t0 >= n) return;
   const int nt = n - t0 < TT ? n - t0 : TT;
-  __shared__ float inv[TT];
-  __shared__ float scratch[GEMV_WARPS];
-  if (NORM) block_inv_rms<COLS, TT>(x + t0 * COLS, nt, EPS, inv, scratch);
-  const int row = blockIdx.x * GEMV_WARPS + threadIdx.x / WARP;
-  if (row >= ROWS) return;
-  float g[TT], u[TT];
+  const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+  const long long row0 = static_cast<long long>(blockIdx.x) * GEMV_ROWS + warp * GEMV_ROWS_PER_WARP;
+  float inv[TT];
+  row_inv_rms<COLS, TT, NORM != 0>(offset(xss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
+  const GemvInput in{offset(x, static_cast<long long>(t0) * COLS), offset(xq, static_cast<long long>(t0) * COLS),
+                     offset(xds, static_cast<long long>(t0) * (COLS / 32)), nullptr, norm_w};
+  long long rows[GEMV_ROWS_PER_WARP];
+  clamp_rows<ROWS>(row0, rows);
+  float g[GEMV_ROWS_PER_WARP][TT], u[GEMV_ROWS_PER_WARP][TT];
+  warp_rows<WTYPE, ROWS, COLS, TT, NORM != 0>(wg, rows, in, inv, nt, g);
+  warp_rows<WTYPE2, ROWS, COLS, TT, NORM != 0>(wu, rows, in, inv, nt, u);
+  __shared__ float out[TT][GEMV_ROWS];
+  if (lane == 0) {
 RAYO_UNROLL
-  for (int t = 0; t < TT; ++t) g[t] = u[t] = 0.0f;
-  row_dot<WTYPE, COLS, TT, NORM != 0>(wg + static_cast<long long>(row) * fmt_row_bytes<WTYPE>(COLS), x + t0 * COLS,
-                                      nt, norm_w, inv, g);
-  row_dot<WTYPE2, COLS, TT, NORM != 0>(wu + static_cast<long long>(row) * fmt_row_bytes<WTYPE2>(COLS), x + t0 * COLS,
-                                       nt, norm_w, inv, u);
-  if (threadIdx.x % WARP == 0) {
+    for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) {
+      const long long row = row0 + r;
 RAYO_UNROLL
-    for (int t = 0; t < TT; ++t)
-      if (t < nt) y[(t0 + t) * ROWS + row] = silu(g[t]) * u[t];
+      for (int t = 0; t < TT; ++t) {
+        if (t >= nt) continue;
+        float v = 0.0f;
+        if (row < ROWS) {
+          v = silu(g[r][t]) * u[r][t];
+          y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
+        }
+        out[t][warp * GEMV_ROWS_PER_WARP + r] = v;
+      }
+    }
+  }
+  if (EMIT_Q8 || EMIT_SS) {
+    __syncthreads();
+    const TwinRow first = twin_row<ROWS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t0);
+    emit_twin_rows<ROWS, false>(out, nt, nullptr, first.q, first.ds, first.ss);
   }
 }

@@ -2,100 +2,111 @@
 // rotary embedding of q and k at positions[t]; k and v stored in the layer's f16
 // KV cache at row positions[t]; q written to q_out. Replaces three MatMuls,
 // their biases, two Ropes and the KvStore (and the RMSNorm before them when NORM).
-// Shape macros: QTYPE, KTYPE, VTYPE (formats), COLS (n_embd), N_HEAD, N_HEAD_KV,
-// HEAD_DIM, N_ROT, ROPE_NEOX (0: adjacent pairs, 1: halves), THETA_SCALE,
-// FREQ_SCALE (float literals), HAS_FF (rope frequency factors), QKV_BIAS, NORM,
-// EPS, TT, BLOCK_SIZE (positions per KV cache block).
-// Work split: one warp computes one pair of output rows, the two values a rope
-// rotation mixes (2i, 2i+1) or (i, i + N_ROT/2) of a head, so the rotation
-// happens in registers. Pairs are numbered q first, then k, then v.
+// Shape macros: QTYPE, KTYPE, VTYPE (formats: all quantized or all float),
+// COLS (n_embd), N_HEAD, N_HEAD_KV, HEAD_DIM (a multiple of 4), N_ROT,
+// ROPE_NEOX (0: adjacent pairs, 1: halves), THETA_SCALE, FREQ_SCALE (float
+// literals), HAS_FF (rope frequency factors), QKV_BIAS, NORM, EPS, TT,
+// BLOCK_SIZE (positions per KV cache block). Inputs as gemv.cu.
+// Work split: warp w of the grid computes output pairs 2w and 2w + 1, four rows:
+// the two values each rope rotation mixes, (2i, 2i+1) or (i, i + N_ROT/2) of a
+// head, so the rotation happens in registers. Pairs are numbered q first, then
+// k, then v; the pairs of a head are even in number, so a warp's two pairs
+// share a matrix and a head. Loads and sums as gemv.cuh.
 // KV cache layout: per layer, [rows][N_HEAD_KV * HEAD_DIM] halves, row-major;
 // paged: the row of (seq[t], positions[t]) comes from the block table (kv_row).
-// Grid: (ceil(PAIRS / GEMV_WARPS), ceil(max_rows / TT)); block GEMV_THREADS.
+// Grid: (ceil(QKV_PAIRS / (2 * GEMV_WARPS)), ceil(max_rows / TT)); block GEMV_THREADS.
 #include "gemv.cuh"
 
 #define Q_PAIRS (N_HEAD * HEAD_DIM / 2)
 #define KV_PAIRS (N_HEAD_KV * HEAD_DIM / 2)
 #define QKV_PAIRS (Q_PAIRS + 2 * KV_PAIRS)
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMV_THREADS)
+static_assert(HEAD_DIM % 4 == 0, "a warp's two pairs must lie in one head");
+
+// The dims of pair i of a head: (d0, d1).
+__device__ __forceinline__ void pair_dims(int i, bool rotated, int* d0, int* d1) {
+  if (rotated && ROPE_NEOX && i < N_ROT / 2) {
+    *d0 = i;
+    *d1 = i + N_ROT / 2;
+  } else {
+    *d0 = 2 * i;
+    *d1 = 2 * i + 1;
+  }
+}
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, 1)
 qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, const float* bk, const float* bv,
-               const float* x, const float* norm_w, const float* freq_factors, float* q_out, u16* k_cache,
-               u16* v_cache, const int* positions, const int* seq, const int* block_table, const int* max_blocks,
-               const int* n_rows) {
+               const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w,
+               const float* freq_factors, float* q_out, u16* k_cache, u16* v_cache, const int* positions,
+               const int* seq, const int* block_table, const int* max_blocks, const int* n_rows) {
   const int n = *n_rows;
   const int t0 = blockIdx.y * TT;
   if (t0 >= n) return;
   const int nt = n - t0 < TT ? n - t0 : TT;
-  __shared__ float inv[TT];
-  __shared__ float scratch[GEMV_WARPS];
-  if (NORM) block_inv_rms<COLS, TT>(x + t0 * COLS, nt, EPS, inv, scratch);
-  int pair = blockIdx.x * GEMV_WARPS + threadIdx.x / WARP;
-  if (pair >= QKV_PAIRS) return;
-  const int which = pair < Q_PAIRS ? 0 : pair < Q_PAIRS + KV_PAIRS ? 1 : 2;
-  if (which == 1) pair -= Q_PAIRS;
-  if (which == 2) pair -= Q_PAIRS + KV_PAIRS;
-  const int head = pair / (HEAD_DIM / 2), i = pair % (HEAD_DIM / 2);
-  int d0, d1;  // the pair's dims within the head
-  if (which == 2 || i >= N_ROT / 2) {
-    d0 = 2 * i;
-    d1 = 2 * i + 1;
-  } else if (ROPE_NEOX) {
-    d0 = i;
-    d1 = i + N_ROT / 2;
-  } else {
-    d0 = 2 * i;
-    d1 = 2 * i + 1;
-  }
-  const int r0 = head * HEAD_DIM + d0, r1 = head * HEAD_DIM + d1;
-  float a0[TT], a1[TT];
+  const int first = (blockIdx.x * GEMV_WARPS + threadIdx.x / WARP) * 2;  // the warp's first pair
+  if (first >= QKV_PAIRS) return;
+  const int which = first < Q_PAIRS ? 0 : first < Q_PAIRS + KV_PAIRS ? 1 : 2;
+  const int local = first - (which == 0 ? 0 : which == 1 ? Q_PAIRS : Q_PAIRS + KV_PAIRS);
+  const int head = local / (HEAD_DIM / 2);
+  int dims[4];
+  pair_dims(local % (HEAD_DIM / 2), which < 2, &dims[0], &dims[1]);
+  pair_dims(local % (HEAD_DIM / 2) + 1, which < 2, &dims[2], &dims[3]);
+  long long rows[GEMV_ROWS_PER_WARP];
 RAYO_UNROLL
-  for (int t = 0; t < TT; ++t) a0[t] = a1[t] = 0.0f;
-  const float* xt = x + t0 * COLS;
+  for (int r = 0; r < 4; ++r) rows[r] = head * HEAD_DIM + dims[r];
+
+  float inv[TT];
+  row_inv_rms<COLS, TT, NORM != 0>(offset(xss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
+  const GemvInput in{offset(x, static_cast<long long>(t0) * COLS), offset(xq, static_cast<long long>(t0) * COLS),
+                     offset(xds, static_cast<long long>(t0) * (COLS / 32)), nullptr, norm_w};
+  float acc[GEMV_ROWS_PER_WARP][TT];
   const float* bias;
   if (which == 0) {
-    const long long rb = fmt_row_bytes<QTYPE>(COLS);
-    row_dot<QTYPE, COLS, TT, NORM != 0>(wq + r0 * rb, xt, nt, norm_w, inv, a0);
-    row_dot<QTYPE, COLS, TT, NORM != 0>(wq + r1 * rb, xt, nt, norm_w, inv, a1);
+    warp_rows<QTYPE, N_HEAD * HEAD_DIM, COLS, TT, NORM != 0>(wq, rows, in, inv, nt, acc);
     bias = bq;
   } else if (which == 1) {
-    const long long rb = fmt_row_bytes<KTYPE>(COLS);
-    row_dot<KTYPE, COLS, TT, NORM != 0>(wk + r0 * rb, xt, nt, norm_w, inv, a0);
-    row_dot<KTYPE, COLS, TT, NORM != 0>(wk + r1 * rb, xt, nt, norm_w, inv, a1);
+    warp_rows<KTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0>(wk, rows, in, inv, nt, acc);
     bias = bk;
   } else {
-    const long long rb = fmt_row_bytes<VTYPE>(COLS);
-    row_dot<VTYPE, COLS, TT, NORM != 0>(wv + r0 * rb, xt, nt, norm_w, inv, a0);
-    row_dot<VTYPE, COLS, TT, NORM != 0>(wv + r1 * rb, xt, nt, norm_w, inv, a1);
+    warp_rows<VTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0>(wv, rows, in, inv, nt, acc);
     bias = bv;
   }
-  if (threadIdx.x % WARP != 0) return;
+  // Lanes 0..TT-1 each finish one token: bias, rotation, store.
+  const int t = threadIdx.x % WARP;
+  if (t >= nt) return;
+  float v[4];
 RAYO_UNROLL
-  for (int t = 0; t < TT; ++t) {
-    if (t >= nt) continue;
-    float x0 = a0[t], x1 = a1[t];
-    if (QKV_BIAS) {
-      x0 += bias[r0];
-      x1 += bias[r1];
+  for (int r = 0; r < 4; ++r) {
+    // acc[r][t] for a lane-dependent t: select without dynamic register indexing.
+    float a = 0.0f;
+RAYO_UNROLL
+    for (int s = 0; s < TT; ++s)
+      if (s == t) a = acc[r][s];
+    v[r] = QKV_BIAS ? a + bias[rows[r]] : a;
+  }
+  const int pos = positions[t0 + t];
+  if (which < 2) {
+RAYO_UNROLL
+    for (int p = 0; p < 2; ++p) {
+      const int i = local % (HEAD_DIM / 2) + p;
+      if (i < N_ROT / 2) {
+        const float ff = HAS_FF ? freq_factors[i] : 1.0f;
+        const float angle = rope_angle(pos, i, THETA_SCALE, FREQ_SCALE, ff);
+        const float c = cosf(angle), s = sinf(angle);
+        const float y0 = v[2 * p] * c - v[2 * p + 1] * s;
+        const float y1 = v[2 * p] * s + v[2 * p + 1] * c;
+        v[2 * p] = y0;
+        v[2 * p + 1] = y1;
+      }
     }
-    const int pos = positions[t0 + t];
-    if (which < 2 && i < N_ROT / 2) {
-      const float ff = HAS_FF ? freq_factors[i] : 1.0f;
-      const float angle = rope_angle(pos, i, THETA_SCALE, FREQ_SCALE, ff);
-      const float c = cosf(angle), s = sinf(angle);
-      const float y0 = x0 * c - x1 * s;
-      const float y1 = x0 * s + x1 * c;
-      x0 = y0;
-      x1 = y1;
-    }
-    if (which == 0) {
-      q_out[(t0 + t) * (N_HEAD * HEAD_DIM) + r0] = x0;
-      q_out[(t0 + t) * (N_HEAD * HEAD_DIM) + r1] = x1;
-    } else {
-      u16* cache = which == 1 ? k_cache : v_cache;
-      const long long row = kv_row(block_table, seq[t0 + t], *max_blocks, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
-      cache[row + r0] = f2h(x0);
-      cache[row + r1] = f2h(x1);
-    }
+  }
+  if (which == 0) {
+RAYO_UNROLL
+    for (int r = 0; r < 4; ++r) q_out[(t0 + t) * static_cast<long long>(N_HEAD * HEAD_DIM) + rows[r]] = v[r];
+  } else {
+    u16* cache = which == 1 ? k_cache : v_cache;
+    const long long row = kv_row(block_table, seq[t0 + t], *max_blocks, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
+RAYO_UNROLL
+    for (int r = 0; r < 4; ++r) cache[row + rows[r]] = f2h(v[r]);
   }
 }

@@ -1,0 +1,501 @@
+// Quantized weights in their GPU layouts (backends/cuda/weight_layout.h: each
+// block split into 256-byte-aligned planes, the quants in plane 0 at 16-byte
+// multiples) and their dot products with 8-bit activations (q8_act.cuh) by
+// DP4A, for the GEMV kernels (gemv.cuh).
+//
+// The unit of work is a `unit` of 32 or 64 consecutive-or-interleaved values of
+// a row: what one lane decodes per step. Gpu<FMT>::load reads a unit of a row
+// with 16-byte streaming loads, load_act reads the matching activations of one
+// token, dot multiplies them. Units of the 256-value formats are:
+//   Q4_K, Q5_K  j = 0..3: values 64j .. 64j+63 (nibbles qs[32j .. 32j+31], low then high)
+//   Q6_K        (h, a):   values 128h+32a+[0,32) (low nibbles of ql[64h+32a..]) and
+//                         128h+64+32a+[0,32) (their high nibbles); qh[32h..32h+31] bits
+//   Q2_K, Q3_K  (h, i):   values 128h+32j+16i+[0,16) for j = 0..3 (the 2-bit quants
+//                         in bits 2j of qs[32h+16i .. +15])
+// and of the 32-value formats one block. Each dot equals the reference
+// dequantizer's values times the dequantized activations, summed (in integer
+// per sub-block, then in float).
+#pragma once
+#include "q8_act.cuh"
+
+// ---- loads ------------------------------------------------------------------
+// Weights are read once per step: non-caching loads keep L1 for the activations.
+#ifdef RAYO_SIMT
+__device__ __forceinline__ uint4 ld_stream16(const u8* p) {
+  uint4 v;
+  memcpy(&v, p, 16);
+  return v;
+}
+__device__ __forceinline__ u32 ld_stream4(const u8* p) {
+  u32 v;
+  memcpy(&v, p, 4);
+  return v;
+}
+__device__ __forceinline__ u16 ld_stream2(const u8* p) {
+  u16 v;
+  memcpy(&v, p, 2);
+  return v;
+}
+#else
+__device__ __forceinline__ uint4 ld_stream16(const u8* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+__device__ __forceinline__ u32 ld_stream4(const u8* p) {
+  u32 v;
+  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ u16 ld_stream2(const u8* p) {
+  u16 v;
+  asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  return v;
+}
+#endif
+
+// Bytes of a minus the bytes of c, byte by byte, for bytes of a below 128 and of
+// c at most 128 (no borrow crosses a byte): the signed results as int8 lanes.
+__device__ __forceinline__ int sub_bytes(u32 a, u32 c) { return static_cast<int>(((a | 0x80808080u) - c) ^ 0x80808080u); }
+
+// Bits 0..3 of bits4 to bit 0 of bytes 0..3 (the multiply places bit k at
+// k + 7k' for k' = 0..3: no two terms overlap, so nothing carries).
+__device__ __forceinline__ u32 spread4(u32 bits4) { return (bits4 * 0x00204081u) & 0x01010101u; }
+
+__device__ __forceinline__ u32 word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+// Where plane p of an R x K matrix of format FMT starts (weight_layout.cpp).
+template <int FMT, long long R, int K>
+struct Planes;
+
+// The activations of one unit of one token (q8_act.cuh layout): up to 64
+// values as 16 ints of 4 int8 lanes, and the (d, d * sum) of up to 4 blocks of 32.
+struct Act {
+  int q[16];
+  float2 ds[4];
+};
+
+__device__ __forceinline__ void ld_act16(const i8* p, int* q) {
+  const int4 v = __ldg(reinterpret_cast<const int4*>(p));
+  q[0] = v.x;
+  q[1] = v.y;
+  q[2] = v.z;
+  q[3] = v.w;
+}
+
+template <int FMT>
+struct Gpu;
+
+// Plane offsets: each plane starts at the next 256-byte boundary after the
+// previous one (blocks * bytes per block).
+__device__ __forceinline__ constexpr long long round256(long long v) { return (v + 255) / 256 * 256; }
+template <long long BLOCKS, int B0, int B1, int B2>
+struct PlaneOffsets {
+  static constexpr long long p1 = round256(BLOCKS * B0);
+  static constexpr long long p2 = round256(p1 + BLOCKS * B1);
+};
+
+// ---- 32-value formats: a unit is one block ----------------------------------
+
+// Activations of block u: values 32u .. 32u+31.
+__device__ __forceinline__ void load_act32(const i8* xq, const float2* xds, int u, Act& a) {
+  ld_act16(xq + 32 * u, a.q);
+  ld_act16(xq + 32 * u + 16, a.q + 4);
+  a.ds[0] = __ldg(xds + u);
+}
+
+// Sum of dp4a of the low nibbles of w[0..3] with q[0..3] and the high nibbles with q[4..7].
+__device__ __forceinline__ int dot_nibbles16(const uint4& w, const int* q) {
+  int s = 0;
+RAYO_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    const u32 v = word(w, i);
+    s = __dp4a(static_cast<int>(v & 0x0F0F0F0Fu), q[i], s);
+    s = __dp4a(static_cast<int>((v >> 4) & 0x0F0F0F0Fu), q[4 + i], s);
+  }
+  return s;
+}
+
+template <>
+struct Gpu<FMT_Q4_0> {
+  static constexpr int kUnit = 32, kBlock = 32;
+  struct Unit {
+    uint4 qs;
+    u16 d;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    constexpr long long nb = K / 32;
+    const long long b = row * nb + u;
+    return Unit{ld_stream16(w + b * 16), ld_stream2(w + PlaneOffsets<R * nb, 16, 2, 0>::p1 + b * 2)};
+  }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
+  // sum (q - 8) d * x: d (dx * sum q qx - 8 * dx * sum qx)
+  __device__ static float dot(const Unit& w, const Act& a) {
+    const int s = dot_nibbles16(w.qs, a.q);
+    return h2f(w.d) * (a.ds[0].x * static_cast<float>(s) - 8.0f * a.ds[0].y);
+  }
+};
+
+template <>
+struct Gpu<FMT_Q4_1> {
+  static constexpr int kUnit = 32, kBlock = 32;
+  struct Unit {
+    uint4 qs;
+    u32 dm;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    constexpr long long nb = K / 32;
+    const long long b = row * nb + u;
+    return Unit{ld_stream16(w + b * 16), ld_stream4(w + PlaneOffsets<R * nb, 16, 4, 0>::p1 + b * 4)};
+  }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
+  // sum (q d + m) x
+  __device__ static float dot(const Unit& w, const Act& a) {
+    const int s = dot_nibbles16(w.qs, a.q);
+    return h2f(static_cast<u16>(w.dm)) * a.ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(w.dm >> 16)) * a.ds[0].y;
+  }
+};
+
+// Q5: the fifth bits of values 4i..4i+3 (low nibbles) and 16+4i.. (high) from qh.
+__device__ __forceinline__ int dot_q5(const uint4& qs, u32 qh, const int* q) {
+  int s = 0;
+RAYO_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    const u32 v = word(qs, i);
+    const u32 lo = (v & 0x0F0F0F0Fu) | (spread4((qh >> (4 * i)) & 0xF) << 4);
+    const u32 hi = ((v >> 4) & 0x0F0F0F0Fu) | (spread4((qh >> (16 + 4 * i)) & 0xF) << 4);
+    s = __dp4a(static_cast<int>(lo), q[i], s);
+    s = __dp4a(static_cast<int>(hi), q[4 + i], s);
+  }
+  return s;
+}
+
+template <>
+struct Gpu<FMT_Q5_0> {
+  static constexpr int kUnit = 32, kBlock = 32;
+  struct Unit {
+    uint4 qs;
+    u32 qh;
+    u16 d;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    constexpr long long nb = K / 32;
+    using P = PlaneOffsets<R * nb, 16, 4, 2>;
+    const long long b = row * nb + u;
+    return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream2(w + P::p2 + b * 2)};
+  }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
+  // sum (q - 16) d x
+  __device__ static float dot(const Unit& w, const Act& a) {
+    const int s = dot_q5(w.qs, w.qh, a.q);
+    return h2f(w.d) * (a.ds[0].x * static_cast<float>(s) - 16.0f * a.ds[0].y);
+  }
+};
+
+template <>
+struct Gpu<FMT_Q5_1> {
+  static constexpr int kUnit = 32, kBlock = 32;
+  struct Unit {
+    uint4 qs;
+    u32 qh, dm;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    constexpr long long nb = K / 32;
+    using P = PlaneOffsets<R * nb, 16, 4, 4>;
+    const long long b = row * nb + u;
+    return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream4(w + P::p2 + b * 4)};
+  }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
+  __device__ static float dot(const Unit& w, const Act& a) {
+    const int s = dot_q5(w.qs, w.qh, a.q);
+    return h2f(static_cast<u16>(w.dm)) * a.ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(w.dm >> 16)) * a.ds[0].y;
+  }
+};
+
+template <>
+struct Gpu<FMT_Q8_0> {
+  static constexpr int kUnit = 32, kBlock = 32;
+  struct Unit {
+    uint4 q0, q1;
+    u16 d;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    constexpr long long nb = K / 32;
+    const long long b = row * nb + u;
+    return Unit{ld_stream16(w + b * 32), ld_stream16(w + b * 32 + 16),
+                ld_stream2(w + PlaneOffsets<R * nb, 32, 2, 0>::p1 + b * 2)};
+  }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
+  __device__ static float dot(const Unit& w, const Act& a) {
+    int s = 0;
+RAYO_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      s = __dp4a(static_cast<int>(word(w.q0, i)), a.q[i], s);
+      s = __dp4a(static_cast<int>(word(w.q1, i)), a.q[4 + i], s);
+    }
+    return h2f(w.d) * a.ds[0].x * static_cast<float>(s);
+  }
+};
+
+// ---- 256-value formats: four units per block --------------------------------
+
+// The 6-bit scale and min of sub-block j of a Q4_K/Q5_K block, from the 12
+// scale bytes held in words 1..3 of the block's first 16 bytes.
+__device__ __forceinline__ void k4_scale_min(const uint4& head, int j, int* sc, int* m) {
+  auto byte = [&](int i) { return static_cast<int>((word(head, 1 + i / 4) >> (8 * (i % 4))) & 0xFF); };
+  if (j < 4) {
+    *sc = byte(j) & 63;
+    *m = byte(j + 4) & 63;
+  } else {
+    *sc = (byte(j + 4) & 0xF) | ((byte(j - 4) >> 6) << 4);
+    *m = (byte(j + 4) >> 4) | ((byte(j) >> 6) << 4);
+  }
+}
+
+// Activations of values 64j .. 64j+63 of block b (Q4_K, Q5_K): blocks 8b+2j, +1.
+__device__ __forceinline__ void load_act_k64(const i8* xq, const float2* xds, int b, int j, Act& a) {
+  const i8* p = xq + 256 * b + 64 * j;
+RAYO_UNROLL
+  for (int i = 0; i < 4; ++i) ld_act16(p + 16 * i, a.q + 4 * i);
+  const float4 ds = __ldg(reinterpret_cast<const float4*>(xds + 8 * b + 2 * j));
+  a.ds[0] = make_float2(ds.x, ds.y);
+  a.ds[1] = make_float2(ds.z, ds.w);
+}
+
+// d * (sc0 dx0 s0 + sc1 dx1 s1) - dmin * (m0 sx0 + m1 sx1): two sub-blocks of 32.
+__device__ __forceinline__ float k4_combine(const uint4& head, int j, int s0, int s1, const Act& a) {
+  int sc0, m0, sc1, m1;
+  k4_scale_min(head, 2 * j, &sc0, &m0);
+  k4_scale_min(head, 2 * j + 1, &sc1, &m1);
+  const float d = h2f(static_cast<u16>(head.x)), dmin = h2f(static_cast<u16>(head.x >> 16));
+  return d * (a.ds[0].x * static_cast<float>(sc0 * s0) + a.ds[1].x * static_cast<float>(sc1 * s1)) -
+         dmin * (static_cast<float>(m0) * a.ds[0].y + static_cast<float>(m1) * a.ds[1].y);
+}
+
+template <>
+struct Gpu<FMT_Q4_K> {
+  static constexpr int kUnit = 64, kBlock = 256;
+  struct Unit {
+    uint4 head, q0, q1;
+    int j;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    const u8* b = w + (row * (K / 256) + u / 4) * 144;
+    const int j = u % 4;
+    return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * j), ld_stream16(b + 32 + 32 * j), j};
+  }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
+    load_act_k64(xq, xds, u / 4, u % 4, a);
+  }
+  __device__ static float dot(const Unit& w, const Act& a) {
+    int s0 = 0, s1 = 0;
+RAYO_UNROLL
+    for (int i = 0; i < 8; ++i) {
+      const u32 v = word(i < 4 ? w.q0 : w.q1, i % 4);
+      s0 = __dp4a(static_cast<int>(v & 0x0F0F0F0Fu), a.q[i], s0);
+      s1 = __dp4a(static_cast<int>((v >> 4) & 0x0F0F0F0Fu), a.q[8 + i], s1);
+    }
+    return k4_combine(w.head, w.j, s0, s1, a);
+  }
+};
+
+template <>
+struct Gpu<FMT_Q5_K> {
+  static constexpr int kUnit = 64, kBlock = 256;
+  struct Unit {
+    uint4 head, h0, h1, q0, q1;
+    int j;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    const u8* b = w + (row * (K / 256) + u / 4) * 176;
+    const int j = u % 4;
+    return Unit{ld_stream16(b), ld_stream16(b + 16), ld_stream16(b + 32), ld_stream16(b + 48 + 32 * j),
+                ld_stream16(b + 64 + 32 * j), j};
+  }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
+    load_act_k64(xq, xds, u / 4, u % 4, a);
+  }
+  __device__ static float dot(const Unit& w, const Act& a) {
+    int s0 = 0, s1 = 0;
+RAYO_UNROLL
+    for (int i = 0; i < 8; ++i) {
+      const u32 v = word(i < 4 ? w.q0 : w.q1, i % 4);
+      const u32 h = word(i < 4 ? w.h0 : w.h1, i % 4);
+      const u32 lo = (v & 0x0F0F0F0Fu) | (((h >> (2 * w.j)) & 0x01010101u) << 4);
+      const u32 hi = ((v >> 4) & 0x0F0F0F0Fu) | (((h >> (2 * w.j + 1)) & 0x01010101u) << 4);
+      s0 = __dp4a(static_cast<int>(lo), a.q[i], s0);
+      s1 = __dp4a(static_cast<int>(hi), a.q[8 + i], s1);
+    }
+    return k4_combine(w.head, w.j, s0, s1, a);
+  }
+};
+
+template <>
+struct Gpu<FMT_Q6_K> {
+  static constexpr int kUnit = 64, kBlock = 256;
+  struct Unit {
+    uint4 l0, l1, h0, h1, sc;
+    u16 d;
+    int h, a;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    constexpr long long nb = K / 256;
+    const long long blk = row * nb + u / 4;
+    const u8* b = w + blk * 208;
+    const int h = (u % 4) / 2, a = u % 2;
+    return Unit{ld_stream16(b + 64 * h + 32 * a),
+                ld_stream16(b + 64 * h + 32 * a + 16),
+                ld_stream16(b + 128 + 32 * h),
+                ld_stream16(b + 144 + 32 * h),
+                ld_stream16(b + 192),
+                ld_stream2(w + PlaneOffsets<R * nb, 208, 2, 0>::p1 + blk * 2),
+                h,
+                a};
+  }
+  // Values 128h+32a+[0,32) and 128h+64+32a+[0,32): blocks 4h+a and 4h+2+a of the 8.
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
+    const int b = u / 4, h = (u % 4) / 2, s = u % 2;
+    const i8* p = xq + 256 * b + 128 * h + 32 * s;
+    ld_act16(p, a.q);
+    ld_act16(p + 16, a.q + 4);
+    ld_act16(p + 64, a.q + 8);
+    ld_act16(p + 80, a.q + 12);
+    a.ds[0] = __ldg(xds + 8 * b + 4 * h + s);
+    a.ds[1] = __ldg(xds + 8 * b + 4 * h + 2 + s);
+  }
+  // d * sum over 4 sub-blocks of 16: scale * dx * sum (q - 32) qx.
+  __device__ static float dot(const Unit& w, const Act& x) {
+    int s[4] = {0, 0, 0, 0};  // low nibbles l < 16, l >= 16; high nibbles l < 16, l >= 16
+RAYO_UNROLL
+    for (int i = 0; i < 8; ++i) {
+      const u32 v = word(i < 4 ? w.l0 : w.l1, i % 4);
+      const u32 hb = word(i < 4 ? w.h0 : w.h1, i % 4);
+      const u32 lo = (v & 0x0F0F0F0Fu) | (((hb >> (2 * w.a)) & 0x03030303u) << 4);
+      const u32 hi = ((v >> 4) & 0x0F0F0F0Fu) | (((hb >> (4 + 2 * w.a)) & 0x03030303u) << 4);
+      s[i / 4] = __dp4a(sub_bytes(lo, 0x20202020u), x.q[i], s[i / 4]);
+      s[2 + i / 4] = __dp4a(sub_bytes(hi, 0x20202020u), x.q[8 + i], s[2 + i / 4]);
+    }
+    // Scales of this unit: 8h + 2a + {0, 1} (low) and 8h + 4 + 2a + {0, 1} (high).
+    auto scale = [&](int i) {
+      return static_cast<int>(static_cast<i8>((word(w.sc, i / 4) >> (8 * (i % 4))) & 0xFF));
+    };
+    const int base = 8 * w.h + 2 * w.a;
+    const int lo = scale(base) * s[0] + scale(base + 1) * s[1];
+    const int hi = scale(base + 4) * s[2] + scale(base + 5) * s[3];
+    return h2f(w.d) * (x.ds[0].x * static_cast<float>(lo) + x.ds[1].x * static_cast<float>(hi));
+  }
+};
+
+// Q2_K/Q3_K activations of unit (h, i) of block b: values 128h+32j+16i+[0,16)
+// for j = 0..3 (ints 4j..4j+3), and blocks 8b+4h+j.
+__device__ __forceinline__ void load_act_k16(const i8* xq, const float2* xds, int u, Act& a) {
+  const int b = u / 4, h = (u % 4) / 2, i = u % 2;
+  const i8* p = xq + 256 * b + 128 * h + 16 * i;
+RAYO_UNROLL
+  for (int j = 0; j < 4; ++j) ld_act16(p + 32 * j, a.q + 4 * j);
+  const float4* d = reinterpret_cast<const float4*>(xds + 8 * b + 4 * h);
+  const float4 d0 = __ldg(d), d1 = __ldg(d + 1);
+  a.ds[0] = make_float2(d0.x, d0.y);
+  a.ds[1] = make_float2(d0.z, d0.w);
+  a.ds[2] = make_float2(d1.x, d1.y);
+  a.ds[3] = make_float2(d1.z, d1.w);
+}
+
+template <>
+struct Gpu<FMT_Q2_K> {
+  static constexpr int kUnit = 64, kBlock = 256;
+  struct Unit {
+    uint4 sc, qs;
+    u32 dm;
+    int h, i;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    constexpr long long nb = K / 256;
+    const long long blk = row * nb + u / 4;
+    const u8* b = w + blk * 80;
+    const int h = (u % 4) / 2, i = u % 2;
+    return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * h + 16 * i),
+                ld_stream4(w + PlaneOffsets<R * nb, 80, 4, 0>::p1 + blk * 4), h, i};
+  }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act_k16(xq, xds, u, a); }
+  // Per sub-block j of 16: dx * (d * scale * sum q qx - dmin * min * sum qx).
+  __device__ static float dot(const Unit& w, const Act& x) {
+    const float d = h2f(static_cast<u16>(w.dm)), dmin = h2f(static_cast<u16>(w.dm >> 16));
+    float r = 0.0f;
+RAYO_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      int sq = 0, sx = 0;
+RAYO_UNROLL
+      for (int k = 0; k < 4; ++k) {
+        sq = __dp4a(static_cast<int>((word(w.qs, k) >> (2 * j)) & 0x03030303u), x.q[4 * j + k], sq);
+        sx = __dp4a(0x01010101, x.q[4 * j + k], sx);
+      }
+      const int si = 8 * w.h + 2 * j + w.i;
+      const int sc = static_cast<int>((word(w.sc, si / 4) >> (8 * (si % 4))) & 0xFF);
+      r += x.ds[j].x * (d * static_cast<float>((sc & 0xF) * sq) - dmin * static_cast<float>((sc >> 4) * sx));
+    }
+    return r;
+  }
+};
+
+template <>
+struct Gpu<FMT_Q3_K> {
+  static constexpr int kUnit = 64, kBlock = 256;
+  struct Unit {
+    uint4 hm, qs;
+    u32 sc[3];
+    u16 d;
+    int h, i;
+  };
+  template <long long R, int K>
+  __device__ static Unit load(const u8* w, long long row, int u) {
+    constexpr long long nb = K / 256;
+    using P = PlaneOffsets<R * nb, 96, 12, 2>;
+    const long long blk = row * nb + u / 4;
+    const u8* b = w + blk * 96;
+    const u8* s = w + P::p1 + blk * 12;
+    const int h = (u % 4) / 2, i = u % 2;
+    return Unit{ld_stream16(b + 16 * i),
+                ld_stream16(b + 32 + 32 * h + 16 * i),
+                {ld_stream4(s), ld_stream4(s + 4), ld_stream4(s + 8)},
+                ld_stream2(w + P::p2 + blk * 2),
+                h,
+                i};
+  }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act_k16(xq, xds, u, a); }
+  // d * sum over sub-blocks j of 16: (scale - 32) * dx * sum (q - 4 * !hbit) qx.
+  __device__ static float dot(const Unit& w, const Act& x) {
+    // Byte b of the 12 scale bytes (b / 4 selected, not indexed: no local memory).
+    auto byte = [&](int b) {
+      const u32 v = b < 4 ? w.sc[0] : b < 8 ? w.sc[1] : w.sc[2];
+      return static_cast<int>((v >> (8 * (b % 4))) & 0xFF);
+    };
+    float r = 0.0f;
+RAYO_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      int s = 0;
+RAYO_UNROLL
+      for (int k = 0; k < 4; ++k) {
+        const u32 q = (word(w.qs, k) >> (2 * j)) & 0x03030303u;
+        const u32 hbit = (word(w.hm, k) >> (4 * w.h + j)) & 0x01010101u;
+        s = __dp4a(sub_bytes(q | (hbit << 2), 0x04040404u), x.q[4 * j + k], s);
+      }
+      const int si = 8 * w.h + 2 * j + w.i;
+      const int low = si < 8 ? (byte(si) & 0xF) : (byte(si - 8) >> 4);
+      const int high = (byte(8 + si % 4) >> (2 * (si / 4))) & 3;
+      r += x.ds[j].x * static_cast<float>(((low | (high << 4)) - 32) * s);
+    }
+    return h2f(w.d) * r;
+  }
+};

@@ -1,0 +1,71 @@
+#pragma once
+// The layouts matrices have on the GPU. The CUDA kernels read every weight with
+// aligned 16-byte loads, which GGUF's packed blocks do not allow for most
+// formats (a Q8_0 block is 34 bytes, a Q6_K block 210): so at upload each
+// block is split into planes, byte ranges of the block stored block after
+// block, each plane starting at a 256-byte boundary. Plane 0 holds the bulk of
+// the block (the quants, 16-byte multiples), the later planes its small
+// fields (scales, high bits). Nothing is added or converted: a matrix takes as
+// many bytes on the GPU as in the file, plus the planes' alignment padding.
+//
+// Block b of row r is element r * (cols / block) + b of every plane. The
+// kernels compute the same offsets (kernels/weight_formats.cuh), from the
+// matrix's rows and cols, which they are specialised to.
+//
+//   format  block  plane 0 (bytes of the block)        plane 1              plane 2
+//   Q4_0    32     qs [2, 18)                          d [0, 2)
+//   Q4_1    32     qs [4, 20)                          d, m [0, 4)
+//   Q5_0    32     qs [6, 22)                          qh [2, 6)            d [0, 2)
+//   Q5_1    32     qs [8, 24)                          qh [4, 8)            d, m [0, 4)
+//   Q8_0    32     qs [2, 34)                          d [0, 2)
+//   Q2_K    256    scales, qs [0, 80)                  d, dmin [80, 84)
+//   Q3_K    256    hmask, qs [0, 96)                   scales [96, 108)     d [108, 110)
+//   Q4_K    256    the whole block (144 = 9 x 16)
+//   Q5_K    256    the whole block (176 = 11 x 16)
+//   Q6_K    256    ql, qh, scales [0, 208)             d [208, 210)
+//
+// Float formats (F32, F16, BF16) keep their rows as stored.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "quant/tensor_type.h"
+
+namespace rayo::cuda {
+
+constexpr size_t kPlaneAlignment = 256;
+
+struct WeightPlane {
+  int block_offset = 0;  // first byte of the block this plane holds
+  int bytes = 0;         // bytes per block in this plane
+  size_t offset = 0;     // where the plane starts in the matrix's device buffer
+};
+
+struct WeightLayout {
+  TensorType type = TensorType::F32;
+  int64_t rows = 0, cols = 0;
+  std::vector<WeightPlane> planes;  // one plane: the file's bytes unchanged
+  size_t bytes = 0;                 // device buffer size
+  bool repacked() const { return planes.size() > 1; }
+};
+
+// True for the quantized formats the GPU multiplies with 8-bit activations.
+bool has_gpu_layout(TensorType type);
+
+// The layout of a rows x cols matrix of `type` (any type: float and unsplit
+// formats get one plane of the file's bytes).
+WeightLayout gpu_layout(TensorType type, int64_t rows, int64_t cols);
+
+// Blocks per row.
+int64_t blocks_per_row(const WeightLayout& layout);
+
+// Splits n consecutive rows of the matrix (`src`: their bytes as in the file)
+// into their planes, written one after another to `dst`: plane p's part at
+// n * blocks_per_row * (the bytes per block of the planes before p). Uploading
+// then copies each part to plane_row_offset(layout, p, first row).
+void split_rows(const WeightLayout& layout, const void* src, int64_t n, uint8_t* dst);
+
+// Where plane p's bytes of row `row` start in the matrix's device buffer.
+size_t plane_row_offset(const WeightLayout& layout, int p, int64_t row);
+
+}  // namespace rayo::cuda

@@ -1,0 +1,32 @@
+#pragma once
+// The kernel variants the emulated-GPU backend test runs (the fused graphs of
+// a few shared models), rendered as the C++ include file that compiles each
+// variant for the SIMT emulator: per variant, its shape macros, the kernel
+// source in a namespace of its own, and one registry entry per kernel entry
+// point. The file is committed (tests/unit/cuda_emulated_backend_variants.inc);
+// a test renders it again and fails, with the command that updates it, when
+// the kernel specs have changed.
+#include <string>
+#include <vector>
+
+#include "backends/cuda/kernel_specs.h"
+
+namespace rayo::test {
+
+struct EmulatedModel {
+  std::string name;     // shared model file name without .gguf
+  int64_t max_tokens;   // graph bucket: max_tokens = max_outputs
+};
+
+// The models and graph buckets the backend test runs, with the KV cache it uses.
+const std::vector<EmulatedModel>& emulated_models();
+cuda::KvShape emulated_kv_shape();
+
+// Every variant of those graphs, without duplicates, in a stable order.
+std::vector<cuda::KernelSpec> emulated_variant_specs();
+
+// The include file: the namespaces `variant_N` and the registry macro
+// EMULATED_KERNELS ({key, entry, invoker} for each entry point).
+std::string render_emulated_variants(const std::vector<cuda::KernelSpec>& specs);
+
+}  // namespace rayo::test
