@@ -1,7 +1,9 @@
 // rayo bench: prompt processing (pp) and token generation (tg) throughput, as
-// llama-bench measures them: pp = a batch of n_prompt tokens from an empty
-// cache; tg = n_gen single-token steps from an empty cache; after one warm-up
-// run, each test is repeated and reported as mean ± standard deviation.
+// llama-bench measures them: pp = a batch of n_prompt tokens; tg = n_gen
+// single-token steps; both from a cache holding `depth` tokens already (-d, 0
+// by default: an empty cache; filled once, untimed, and kept between runs);
+// after one warm-up run, each test is repeated and reported as mean ± standard
+// deviation.
 // --json uses llama-bench's field names so tools that read one read the other.
 //
 // It also measures the memory bandwidth of the device it runs on (CPU: a
@@ -24,6 +26,7 @@
 #include <set>
 
 #include "backends/cuda/cuda_backend.h"
+#include "cli/bench_kernels.h"
 #include "cli/command.h"
 #include "cli/options.h"
 #include "common/error.h"
@@ -39,13 +42,16 @@ struct BenchOptions {
   std::string synth_type = "q4_k_m";
   int n_prompt = 512;
   int n_gen = 128;
+  std::vector<int> depths = {0};
   int reps = 5;
   bool json = false;
+  bool kernels = false;  // --kernels: the decode step's matmul kernels alone (bench_kernels.h)
+  KernelBenchOptions kernel;
 };
 
 struct TestResult {
   std::string name;
-  int n_prompt = 0, n_gen = 0;
+  int n_prompt = 0, n_gen = 0, depth = 0;
   std::vector<double> seconds;
   double mean_ts() const {
     double s = 0;
@@ -63,15 +69,27 @@ struct TestResult {
 
 using Clock = std::chrono::steady_clock;
 
-double time_prompt(runtime::Session& session, const std::vector<int32_t>& tokens) {
-  session.rewind(0);
+// Leaves the session holding exactly `depth` tokens of `context` (evaluated once,
+// untimed, and kept: positions below depth survive a rewind to depth).
+void set_depth(runtime::Session& session, const std::vector<int32_t>& context, int depth) {
+  if (session.n_past() < depth) {
+    session.rewind(0);
+    if (depth > 0) session.eval(std::span<const int32_t>(context).first(depth));
+  }
+  session.rewind(depth);
+}
+
+double time_prompt(runtime::Session& session, const std::vector<int32_t>& context, int depth,
+                   const std::vector<int32_t>& tokens) {
+  set_depth(session, context, depth);
   const auto start = Clock::now();
   session.eval(tokens);
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-double time_generation(runtime::Session& session, int n_gen, int32_t token) {
-  session.rewind(0);
+double time_generation(runtime::Session& session, const std::vector<int32_t>& context, int depth, int n_gen,
+                       int32_t token) {
+  set_depth(session, context, depth);
   const auto start = Clock::now();
   for (int i = 0; i < n_gen; ++i) {
     auto logits = session.eval(std::span<const int32_t>(&token, 1));
@@ -93,13 +111,13 @@ uint64_t bytes_per_token(runtime::Session& session) {
   return bytes;
 }
 
-// Bytes of KV cache the steps of a tg run of n_gen tokens from an empty cache
-// read on average: each step reads the keys and values of every position so far.
-uint64_t kv_bytes_per_token(const runtime::Model& model, graph::KvType type, int n_gen) {
+// Bytes of KV cache the steps of a tg run of n_gen tokens after `depth` read on
+// average: each step reads the keys and values of every position so far.
+uint64_t kv_bytes_per_token(const runtime::Model& model, graph::KvType type, int n_gen, int depth) {
   const auto& s = model.spec();
   const uint64_t per_position = uint64_t{s.n_layers} * s.n_head_kv * (s.head_dim + s.head_dim_v) *
                                 (type == graph::KvType::F16 ? 2 : 4);
-  return per_position * (static_cast<uint64_t>(n_gen) + 1) / 2;
+  return per_position * (2 * static_cast<uint64_t>(depth) + n_gen + 1) / 2;
 }
 
 std::string model_label(const runtime::Model& model) {
@@ -126,6 +144,10 @@ void run(BenchOptions o) {
   if (o.n_prompt < 0 || o.n_gen < 0) fail("-p and -n must not be negative");
   if (o.n_prompt == 0 && o.n_gen == 0) fail("nothing to measure: -p and -n are both 0");
   if (o.reps < 1) fail("-r must be at least 1, got ", o.reps);
+  if (o.depths.empty()) o.depths = {0};
+  for (int d : o.depths)
+    if (d < 0) fail("-d must not be negative, got ", d);
+  const int max_depth = *std::max_element(o.depths.begin(), o.depths.end());
   std::string synth_path;
   if (!o.synth_preset.empty()) {
     if (!o.model.model.empty()) fail("give -m MODEL or --synth PRESET, not both");
@@ -151,27 +173,35 @@ void run(BenchOptions o) {
   const auto start = Clock::now();
   auto model = load_model(o.model);
   auto sopts = session_options(o.model, *model);
-  sopts.n_ctx = std::max<int64_t>({o.n_prompt, o.n_gen, 1});
+  sopts.n_ctx = max_depth + std::max<int64_t>({o.n_prompt, o.n_gen, 1});
+  if (model->spec().n_ctx_train > 0 && sopts.n_ctx > model->spec().n_ctx_train)
+    fail("-d ", max_depth, " plus the test's tokens (", sopts.n_ctx, ") is longer than the model's context of ",
+         model->spec().n_ctx_train);
   runtime::Session session(model, sopts);
   session.decode_executor();  // prepared now: weights repacked (CPU) or uploaded and decode kernels compiled (CUDA)
   const double start_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::mt19937 rng(42);
-  std::vector<int32_t> prompt(o.n_prompt);
+  std::vector<int32_t> prompt(o.n_prompt), context(max_depth);
   for (auto& t : prompt) t = static_cast<int32_t>(rng() % session.n_vocab());
+  for (auto& t : context) t = static_cast<int32_t>(rng() % session.n_vocab());
+  if (max_depth > 0) std::fprintf(stderr, "filling the context to depth %d...\n", max_depth);
 
   double bandwidth = o.n_gen > 0 ? session.backend().measure_memory_bandwidth() : 0;
   std::vector<TestResult> results;
-  if (o.n_prompt > 0) {
-    TestResult r{"pp" + std::to_string(o.n_prompt), o.n_prompt, 0, {}};
-    time_prompt(session, prompt);  // warm-up
-    for (int i = 0; i < o.reps; ++i) r.seconds.push_back(time_prompt(session, prompt));
-    results.push_back(r);
-  }
-  if (o.n_gen > 0) {
-    TestResult r{"tg" + std::to_string(o.n_gen), 0, o.n_gen, {}};
-    time_generation(session, std::min(o.n_gen, 16), 1);  // warm-up
-    for (int i = 0; i < o.reps; ++i) r.seconds.push_back(time_generation(session, o.n_gen, 1));
-    results.push_back(r);
+  for (int depth : o.depths) {
+    const std::string at = depth > 0 ? " @ d" + std::to_string(depth) : "";
+    if (o.n_prompt > 0) {
+      TestResult r{"pp" + std::to_string(o.n_prompt) + at, o.n_prompt, 0, depth, {}};
+      time_prompt(session, context, depth, prompt);  // warm-up
+      for (int i = 0; i < o.reps; ++i) r.seconds.push_back(time_prompt(session, context, depth, prompt));
+      results.push_back(r);
+    }
+    if (o.n_gen > 0) {
+      TestResult r{"tg" + std::to_string(o.n_gen) + at, 0, o.n_gen, depth, {}};
+      time_generation(session, context, depth, std::min(o.n_gen, 16), 1);  // warm-up
+      for (int i = 0; i < o.reps; ++i) r.seconds.push_back(time_generation(session, context, depth, o.n_gen, 1));
+      results.push_back(r);
+    }
   }
 
   const std::string label = model_label(*model);
@@ -179,10 +209,12 @@ void run(BenchOptions o) {
   uint64_t n_params = 0;
   for (const auto& t : model->file().tensors()) n_params += t.n_elements;
   const uint64_t per_token = bytes_per_token(session);
-  const uint64_t kv_per_token = o.n_gen > 0 ? kv_bytes_per_token(*model, sopts.kv_type, o.n_gen) : 0;
+  const auto kv_per_token = [&](const TestResult& r) {
+    return r.n_gen > 0 ? kv_bytes_per_token(*model, sopts.kv_type, r.n_gen, r.depth) : uint64_t{0};
+  };
   if (o.n_gen > 0) bandwidth = std::max(bandwidth, session.backend().measure_memory_bandwidth());
   const auto roofline = [&](const TestResult& r) {
-    return r.n_gen > 0 && bandwidth > 0 ? (per_token + kv_per_token) * r.mean_ts() / bandwidth : 0.0;
+    return r.n_gen > 0 && bandwidth > 0 ? (per_token + kv_per_token(r)) * r.mean_ts() / bandwidth : 0.0;
   };
   const bool cuda = session.device() == "cuda";
   const auto cuda_info = cuda ? cuda::cuda_backend_info(session.backend()) : cuda::CudaBackendInfo{};
@@ -208,6 +240,7 @@ void run(BenchOptions o) {
                      {"backend", backend},
                      {"n_prompt", r.n_prompt},
                      {"n_gen", r.n_gen},
+                     {"n_depth", r.depth},
                      {"avg_ns", static_cast<uint64_t>(avg_ns)},
                      {"stddev_ns", static_cast<uint64_t>(sd_ns)},
                      {"avg_ts", r.mean_ts()},
@@ -215,7 +248,7 @@ void run(BenchOptions o) {
                      {"samples_ns", ns},
                      {"samples_ts", ts},
                      {"bytes_per_token", r.n_gen > 0 ? per_token : 0},
-                     {"kv_bytes_per_token", r.n_gen > 0 ? kv_per_token : 0},
+                     {"kv_bytes_per_token", kv_per_token(r)},
                      {"memory_bandwidth", r.n_gen > 0 ? bandwidth : 0.0},
                      {"roofline_fraction", roofline(r)},
                      {"start_seconds", start_seconds}});
@@ -234,15 +267,15 @@ void run(BenchOptions o) {
     std::snprintf(params, sizeof params, "%.2f B", n_params / 1e9);
   else
     std::snprintf(params, sizeof params, "%.2f M", n_params / 1e6);
-  std::printf("| %-30s | %10s | %8s | %-7s | %7s | %8s | %20s | %12s |\n", "model", "size", "params", "backend",
+  std::printf("| %-30s | %10s | %8s | %-7s | %7s | %15s | %20s | %12s |\n", "model", "size", "params", "backend",
               "threads", "test", "t/s", "weights GB/s");
   std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", std::string(30, '-').c_str(), "---------:", "-------:",
-              "-------", "------:", "-------:", "-------------------:", "-----------:");
+              "-------", "------:", "--------------:", "-------------------:", "-----------:");
   for (const auto& r : results) {
     char ts[64], gbs[32] = "";
     std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.mean_ts(), r.stddev_ts());
     if (r.n_gen > 0) std::snprintf(gbs, sizeof gbs, "%.2f", per_token * r.mean_ts() / 1e9);
-    std::printf("| %-30s | %10s | %8s | %-7s | %7d | %8s | %20s | %12s |\n", label.c_str(),
+    std::printf("| %-30s | %10s | %8s | %-7s | %7d | %15s | %20s | %12s |\n", label.c_str(),
                 format_bytes(model->weight_bytes()).c_str(), params, backend.c_str(), session.n_threads(),
                 r.name.c_str(), ts, gbs);
   }
@@ -251,8 +284,8 @@ void run(BenchOptions o) {
   for (const auto& r : results)
     if (r.n_gen > 0 && bandwidth > 0)
       std::printf("%s roofline: (%s weights + %s KV cache) x %.2f t/s = %.1f GB/s, %.0f%% of the %.1f GB/s %s\n",
-                  r.name.c_str(), format_bytes(per_token).c_str(), format_bytes(kv_per_token).c_str(), r.mean_ts(),
-                  (per_token + kv_per_token) * r.mean_ts() / 1e9, 100 * roofline(r), bandwidth / 1e9,
+                  r.name.c_str(), format_bytes(per_token).c_str(), format_bytes(kv_per_token(r)).c_str(), r.mean_ts(),
+                  (per_token + kv_per_token(r)) * r.mean_ts() / 1e9, 100 * roofline(r), bandwidth / 1e9,
                   cuda ? "a device-to-device copy moves (read + write), measured in this run"
                        : "a streaming read reaches on these threads, measured in this run");
   std::printf("start: %.2f s (%s)\n", start_seconds,
@@ -274,8 +307,27 @@ void setup(CLI::App& root) {
   cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens (0: skip the pp test)")->capture_default_str();
   cmd->add_option("-n,--n-gen", o->n_gen, "generated tokens (0: skip the tg test)")->capture_default_str();
   cmd->add_option("-r,--repetitions", o->reps, "repetitions of each test")->capture_default_str();
+  cmd->add_option("-d,--n-depth", o->depths,
+                  "tokens already in the context before each test, comma-separated (like llama-bench)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "print JSON with llama-bench's field names");
-  cmd->callback([o] { run(*o); });
+  cmd->add_flag("--kernels", o->kernels,
+                "time each matmul kernel of a decode step alone on the GPU (GB/s and % of the copy bandwidth), "
+                "per weight format, at the shapes of --preset");
+  cmd->add_option("--preset", o->kernel.presets, "with --kernels: model shapes (rayo synth presets), comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--types", o->kernel.types, "with --kernels: weight types (default: every format), comma-separated")
+      ->delimiter(',');
+  cmd->callback([o] {
+    if (o->kernels) {
+      o->kernel.reps = o->reps;
+      o->kernel.json = o->json;
+      return run_kernel_benchmark(o->kernel);
+    }
+    run(*o);
+  });
 }
 
 }  // namespace

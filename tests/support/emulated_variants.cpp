@@ -24,6 +24,13 @@ const std::vector<EmulatedModel>& emulated_models() {
 
 cuda::KvShape emulated_kv_shape() { return cuda::KvShape{64, 16}; }
 
+std::vector<cuda::KernelBenchCase> emulated_kernel_bench_cases() {
+  std::vector<cuda::KernelBenchCase> cases;
+  for (TensorType t : {TensorType::Q4_K, TensorType::F16})
+    for (auto& c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, t)) cases.push_back(c);
+  return cases;
+}
+
 std::vector<cuda::KernelSpec> emulated_variant_specs() {
   std::vector<cuda::KernelSpec> out;
   std::set<std::string> seen;
@@ -34,6 +41,10 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
     graph::run_passes(g, graph::decoder_fusion_passes());
     for (const auto& s : cuda::graph_kernel_specs(g, emulated_kv_shape()))
       if (seen.insert(s.key()).second) out.push_back(s);
+  }
+  for (const auto& c : emulated_kernel_bench_cases()) {
+    const auto s = cuda::kernel_bench_spec(c);
+    if (seen.insert(s.key()).second) out.push_back(s);
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/kernel_bench.h"
 #include "backends/cuda/kernel_specs.h"
 
 namespace rayo::test {
@@ -22,7 +23,10 @@ struct EmulatedModel {
 const std::vector<EmulatedModel>& emulated_models();
 cuda::KvShape emulated_kv_shape();
 
-// Every variant of those graphs, without duplicates, in a stable order.
+// The kernel benchmark's cases the backend test times (small shapes).
+std::vector<cuda::KernelBenchCase> emulated_kernel_bench_cases();
+
+// Every variant of those graphs and benchmark cases, without duplicates, in a stable order.
 std::vector<cuda::KernelSpec> emulated_variant_specs();
 
 // The include file: the namespaces `variant_N` and the registry macro

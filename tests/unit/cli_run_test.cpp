@@ -72,6 +72,30 @@ TEST(CliBench, JsonHasLlamaBenchFieldsTheBytesReadPerTokenAndTheRoofline) {
   EXPECT_GT(tg["start_seconds"].get<double>(), 0.0);
 }
 
+// -d: each test after that many tokens already in the context (as llama-bench's
+// -d), named like llama-bench's ("tg4 @ d32"), and the KV cache read per token
+// counted from the depth.
+TEST(CliBench, DepthRunsEachTestAfterAFilledContext) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = test::run_command(rayo() + " bench -t 2 -p 0 -n 4 -d 0,32 -r 1 --json -m " + stories(), false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 2u) << r.output;
+  EXPECT_EQ(j[0]["n_depth"], 0);
+  EXPECT_EQ(j[1]["n_depth"], 32);
+  // stories260K: 5 layers x 4 KV heads x (8 + 8) halves = 640 bytes a position;
+  // a step of tg4 after d positions reads d + 2.5 of them on average.
+  EXPECT_EQ(j[0]["kv_bytes_per_token"], 640 * 5 / 2);
+  EXPECT_EQ(j[1]["kv_bytes_per_token"], 640 * (2 * 32 + 5) / 2);
+  const auto text = test::run_command(rayo() + " bench -t 2 -p 8 -n 4 -d 16 -r 1 -m " + stories(), false);
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("pp8 @ d16"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("tg4 @ d16"), std::string::npos) << text.output;
+  const auto bad = test::run_command(rayo() + " bench -p 0 -n 4 -d -3 -m " + stories());
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("-d must not be negative"), std::string::npos) << bad.output;
+}
+
 TEST(CliRun, StopStringEndsGeneration) {
   RAYO_REQUIRE_SHARED();
   const auto r = test::run_command(

@@ -63,6 +63,7 @@ using rayo::cuda::emulated::make_invoker;
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/kernel_bench.h"
 #include "backends/cuda/kernel_cache.h"
 #include "gguf/file.h"
 #include "graph/executor.h"
@@ -356,6 +357,23 @@ TEST_F(EmulatedGpu, EagerLaunchesGiveTheSameLogitsAsTheReplayedGraph) {
   const int32_t id = sampled_ids(*eager)[0];
   auto logits = eager->output(b.graph());
   EXPECT_EQ(id, std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+// rayo bench --kernels on the emulated GPU: every kind of decode matmul, timed
+// in a graph over copies of the weights, reading each copy's bytes.
+TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
+  KernelBench bench;
+  for (const auto& c : test::emulated_kernel_bench_cases()) {
+    SCOPED_TRACE(cat(c.name, " ", type_name(c.type)));
+    const uint64_t launches = fake_->launches;
+    const auto r = bench.run(c, 1, 3);
+    const int matrices = c.kind == KernelBenchKind::GateUp ? 2 : 1;
+    EXPECT_EQ(r.weight_bytes, matrices * row_bytes(c.type, c.cols) * c.rows);
+    // Small matrices: as many copies as allowed (the emulator has 64 MiB free).
+    EXPECT_EQ(r.copies, 3);
+    EXPECT_EQ(fake_->launches - launches, static_cast<uint64_t>(r.copies)) << "one capture of a launch per copy";
+    EXPECT_GT(r.seconds, 0.0);
+  }
 }
 
 // Teacher-forced steps of a model on the emulated GPU and on the CPU backend:

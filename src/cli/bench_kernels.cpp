@@ -1,0 +1,71 @@
+#include "cli/bench_kernels.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/kernel_bench.h"
+#include "common/error.h"
+#include "models/synth_model.h"
+
+namespace rayo::cli {
+
+void run_kernel_benchmark(const KernelBenchOptions& o) {
+  if (o.reps < 1) fail("-r must be at least 1, got ", o.reps);
+  std::vector<TensorType> types;
+  if (o.types.empty()) {
+    types = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+             TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+             TensorType::F16,  TensorType::BF16, TensorType::F32};
+  } else {
+    for (const auto& name : o.types) {
+      const auto t = parse_tensor_type(name);
+      if (!t) fail("unknown weight type '", name, "' (ggml names: q4_k, q6_k, f16, ...)");
+      types.push_back(*t);
+    }
+  }
+  std::vector<models::SynthConfig> presets;
+  for (const auto& p : o.presets) presets.push_back(models::synth_preset(p));
+  if (!cuda::cuda_available()) fail("--kernels times the CUDA kernels: ", cuda::cuda_unavailable_reason());
+
+  cuda::KernelBench bench;
+  const double copy = bench.copy_bandwidth();
+  std::fprintf(stderr, "timing on %s (%s); a device-to-device copy moves %.1f GB/s (read + write)\n",
+               bench.device_name().c_str(), bench.arch().c_str(), copy / 1e9);
+  nlohmann::json out = nlohmann::json::array();
+  if (!o.json) {
+    std::printf("| %-12s | %-12s | %6s | %15s | %9s | %12s | %10s |\n", "model", "matmul", "type", "rows x cols",
+                "us/launch", "weights GB/s", "% of copy");
+    std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", std::string(12, '-').c_str(), std::string(12, '-').c_str(),
+                "------", "--------------:", "--------:", "-----------:", "---------:");
+  }
+  for (size_t p = 0; p < presets.size(); ++p) {
+    const auto& m = presets[p];
+    const int64_t head_dim = m.effective_head_dim();
+    for (TensorType t : types) {
+      for (const auto& c : cuda::decoder_bench_cases(m.n_embd, m.n_ff, int64_t{m.n_head} * head_dim,
+                                                     int64_t{m.n_head_kv} * head_dim, m.n_vocab, t)) {
+        if (c.cols % info(t).block_size != 0) continue;  // a shape the format cannot hold
+        const auto r = bench.run(c, o.reps);
+        const double gbs = static_cast<double>(r.weight_bytes) / r.seconds / 1e9;
+        if (o.json) {
+          out.push_back({{"model", o.presets[p]}, {"matmul", c.name}, {"type", type_name(t)}, {"rows", c.rows},
+                         {"cols", c.cols}, {"seconds_per_launch", r.seconds}, {"weight_bytes", r.weight_bytes},
+                         {"weights_gb_per_s", gbs}, {"copy_bandwidth", copy},
+                         {"fraction_of_copy", copy > 0 ? gbs * 1e9 / copy : 0.0}, {"weight_copies", r.copies}});
+        } else {
+          char shape[32];
+          std::snprintf(shape, sizeof shape, "%lld x %lld", static_cast<long long>(c.rows),
+                        static_cast<long long>(c.cols));
+          std::printf("| %-12s | %-12s | %6s | %15s | %9.2f | %12.1f | %9.0f%% |\n", o.presets[p].c_str(),
+                      c.name.c_str(), std::string(type_name(t)).c_str(), shape, r.seconds * 1e6, gbs,
+                      copy > 0 ? 100 * gbs * 1e9 / copy : 0.0);
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  if (o.json) std::printf("%s\n", out.dump(2).c_str());
+}
+
+}  // namespace rayo::cli

@@ -1,0 +1,19 @@
+#pragma once
+// rayo bench --kernels: each matmul kernel of a decode step timed alone on the
+// GPU (backends/cuda/kernel_bench.h), per weight format, at the shapes of real
+// models, against the device-to-device copy bandwidth measured in the same run.
+#include <string>
+#include <vector>
+
+namespace rayo::cli {
+
+struct KernelBenchOptions {
+  std::vector<std::string> presets = {"llama3-8b", "qwen2.5-1.5b"};  // rayo synth presets
+  std::vector<std::string> types;  // ggml type names; empty: every format the GPU multiplies
+  int reps = 5;
+  bool json = false;
+};
+
+void run_kernel_benchmark(const KernelBenchOptions& o);
+
+}  // namespace rayo::cli
