@@ -24,6 +24,8 @@
 #define GEMV_ROWS_PER_WARP 4
 #define GEMV_ROWS (GEMV_WARPS * GEMV_ROWS_PER_WARP)
 
+__device__ __forceinline__ constexpr bool is_float_format(int f) { return f == FMT_F32 || f == FMT_F16 || f == FMT_BF16; }
+
 // p + n, or nullptr for nullptr (an unused pointer of the kernel's arguments).
 template <typename T>
 __device__ __forceinline__ T* offset(T* p, long long n) {
@@ -84,6 +86,49 @@ RAYO_UNROLL
   for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
 RAYO_UNROLL
     for (int t = 0; t < kTokens; ++t) acc[r][t] = warp_sum(acc[r][t]);
+}
+
+// As warp_rows_q8 for two matrices of the same shape read with the same input
+// (gate and up): the loads of all 8 rows are in flight together.
+template <int F1, int F2, long long M, int K, int kTokens>
+__device__ __forceinline__ void warp_rows_q8_pair(const u8* w1, const u8* w2, const long long (&rows)[GEMV_ROWS_PER_WARP],
+                                                  const i8* xq, const float2* xds, int nt,
+                                                  float (&acc1)[GEMV_ROWS_PER_WARP][kTokens],
+                                                  float (&acc2)[GEMV_ROWS_PER_WARP][kTokens]) {
+  using A = Gpu<F1>;
+  using B = Gpu<F2>;
+  static_assert(A::kUnit == B::kUnit, "paired formats need the same unit");
+  constexpr int kUnits = K / A::kUnit;
+  for (int u = threadIdx.x % WARP; u < kUnits; u += WARP) {
+    typename A::Unit wa[GEMV_ROWS_PER_WARP];
+    typename B::Unit wb[GEMV_ROWS_PER_WARP];
+RAYO_UNROLL
+    for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) {
+      wa[r] = A::template load<M, K>(w1, rows[r], u);
+      wb[r] = B::template load<M, K>(w2, rows[r], u);
+    }
+RAYO_UNROLL
+    for (int t = 0; t < kTokens; ++t) {
+      if (t < nt) {
+        const i8* q = xq + static_cast<long long>(t) * K;
+        const float2* ds = xds + static_cast<long long>(t) * (K / 32);
+        Act a;
+        A::load_act(q, ds, u, a);
+RAYO_UNROLL
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc1[r][t] += A::dot(wa[r], a);
+        if constexpr (F1 != F2) B::load_act(q, ds, u, a);
+RAYO_UNROLL
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc2[r][t] += B::dot(wb[r], a);
+      }
+    }
+  }
+RAYO_UNROLL
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+RAYO_UNROLL
+    for (int t = 0; t < kTokens; ++t) {
+      acc1[r][t] = warp_sum(acc1[r][t]);
+      acc2[r][t] = warp_sum(acc2[r][t]);
+    }
 }
 
 // Eight consecutive values of a float-format row from one 16-byte load (two for F32).
@@ -179,7 +224,7 @@ RAYO_UNROLL
   for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
 RAYO_UNROLL
     for (int t = 0; t < kTokens; ++t) acc[r][t] = 0.0f;
-  if constexpr (FMT == FMT_F32 || FMT == FMT_F16 || FMT == FMT_BF16) {
+  if constexpr (is_float_format(FMT)) {
     warp_rows_f32<FMT, M, K, kTokens, kNorm>(w, rows, in.x, in.norm_w, inv, nt, acc);
   } else {
     warp_rows_q8<FMT, M, K, kTokens>(w, rows, in.q, in.ds, nt, acc);
@@ -189,6 +234,43 @@ RAYO_UNROLL
 RAYO_UNROLL
         for (int t = 0; t < kTokens; ++t) acc[r][t] *= inv[t];
     }
+  }
+}
+
+// Whether warp_rows_q8_pair can multiply formats F1 and F2 together.
+template <int F1, int F2>
+__device__ __forceinline__ constexpr bool pairable() {
+  if constexpr (is_float_format(F1) || is_float_format(F2))
+    return false;
+  else
+    return Gpu<F1>::kUnit == Gpu<F2>::kUnit;
+}
+
+// The sums of one warp's 4 rows over two matrices read with the same input
+// (gate and up): interleaved when both are quantized with the same unit.
+template <int F1, int F2, long long M, int K, int kTokens, bool kNorm>
+__device__ __forceinline__ void warp_rows_pair(const u8* w1, const u8* w2, const long long (&rows)[GEMV_ROWS_PER_WARP],
+                                               const GemvInput& in, const float* inv, int nt,
+                                               float (&acc1)[GEMV_ROWS_PER_WARP][kTokens],
+                                               float (&acc2)[GEMV_ROWS_PER_WARP][kTokens]) {
+  if constexpr (pairable<F1, F2>()) {
+RAYO_UNROLL
+    for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+RAYO_UNROLL
+      for (int t = 0; t < kTokens; ++t) acc1[r][t] = acc2[r][t] = 0.0f;
+    warp_rows_q8_pair<F1, F2, M, K, kTokens>(w1, w2, rows, in.q, in.ds, nt, acc1, acc2);
+    if (kNorm) {
+RAYO_UNROLL
+      for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+RAYO_UNROLL
+        for (int t = 0; t < kTokens; ++t) {
+          acc1[r][t] *= inv[t];
+          acc2[r][t] *= inv[t];
+        }
+    }
+  } else {
+    warp_rows<F1, M, K, kTokens, kNorm>(w1, rows, in, inv, nt, acc1);
+    warp_rows<F2, M, K, kTokens, kNorm>(w2, rows, in, inv, nt, acc2);
   }
 }
 

@@ -4,7 +4,7 @@
 // two quantized formats, never a quantized and a float one), COLS, ROWS (n_ff),
 // TT, NORM, EPS, EMIT_Q8, EMIT_SS as in gemv.cu. Inputs and layouts as gemv.cu.
 // Grid: (ceil(ROWS / GEMV_ROWS), ceil(max_rows / TT)); block GEMV_THREADS: each
-// warp multiplies its 4 rows of both matrices.
+// warp multiplies its 4 rows of both matrices, their loads in flight together.
 #include "gemv.cuh"
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, 1)
@@ -23,8 +23,7 @@ gemv_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const floa
   long long rows[GEMV_ROWS_PER_WARP];
   clamp_rows<ROWS>(row0, rows);
   float g[GEMV_ROWS_PER_WARP][TT], u[GEMV_ROWS_PER_WARP][TT];
-  warp_rows<WTYPE, ROWS, COLS, TT, NORM != 0>(wg, rows, in, inv, nt, g);
-  warp_rows<WTYPE2, ROWS, COLS, TT, NORM != 0>(wu, rows, in, inv, nt, u);
+  warp_rows_pair<WTYPE, WTYPE2, ROWS, COLS, TT, NORM != 0>(wg, wu, rows, in, inv, nt, g, u);
   __shared__ float out[TT][GEMV_ROWS];
   if (lane == 0) {
 RAYO_UNROLL
