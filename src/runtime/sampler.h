@@ -61,8 +61,13 @@ struct SamplingWorkspace {
 //     u is not used.
 //  3. top-k (0 < top_k < vocabulary): the k largest by (logit descending, id
 //     ascending), in that order; otherwise every token, in id order.
-//  4. top-p (< 1), min-p (> 0), temperature, and a draw with u in [0, 1)
-//     from the softmax of what is left, in candidate order (pick_by_uniform).
+//  4. top-p (< 1): with e_i = exp(logit_i - max) (float) and their sum in
+//     double (candidate order), the shortest prefix of the sorted order whose
+//     running double sum of float(e_i / sum) reaches top_p.
+//     min-p (> 0): drops logits below max + log(min_p) (float), keeping order.
+//     temperature: logit / temperature.
+//     The draw: pick_by_uniform over the softmax numerators exp(logit - max)
+//     (float), in candidate order, with u in [0, 1).
 // Deterministic given its arguments: the CUDA kernel computes the same
 // operations in the same order and precision.
 int32_t sample_with_uniform(std::span<const float> logits, const SamplingParams& params,
