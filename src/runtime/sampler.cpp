@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 #include "common/error.h"
 
@@ -17,6 +16,10 @@ void SamplingParams::validate() const {
   if (repeat_last_n < -1) fail("--repeat-last-n must be -1 (whole context), 0 (off) or positive, got ", repeat_last_n);
   if (!std::isfinite(presence_penalty)) fail("--presence-penalty must be a number");
   if (!std::isfinite(frequency_penalty)) fail("--frequency-penalty must be a number");
+}
+
+bool SamplingParams::penalises() const {
+  return repeat_penalty != 1.0f || presence_penalty != 0.0f || frequency_penalty != 0.0f;
 }
 
 int32_t argmax(std::span<const float> logits) {
@@ -35,93 +38,144 @@ void Sampler::accept(int32_t token) {
   while (history_.size() > limit) history_.pop_front();
 }
 
-void Sampler::apply_penalties() {
-  const bool any = params_.repeat_penalty != 1.0f || params_.presence_penalty != 0.0f ||
-                   params_.frequency_penalty != 0.0f;
-  if (!any || history_.empty() || params_.repeat_last_n == 0) return;
-  std::unordered_map<int32_t, int> counts;
-  for (int32_t t : history_) ++counts[t];
-  for (const auto& [token, count] : counts) {
-    if (token < 0 || token >= n_vocab_) continue;
-    float& logit = candidates_[token].logit;  // candidates_ is still indexed by id here
-    if (logit > 0)
-      logit /= params_.repeat_penalty;
+void Sampler::collect_penalties(std::vector<PenaltyEntry>& out) const {
+  out.clear();
+  if (!params_.penalises() || params_.repeat_last_n == 0 || history_.empty()) return;
+  sorted_history_.assign(history_.begin(), history_.end());
+  std::sort(sorted_history_.begin(), sorted_history_.end());
+  for (int32_t t : sorted_history_) {
+    if (t < 0 || t >= n_vocab_) continue;
+    if (!out.empty() && out.back().token == t)
+      ++out.back().count;
     else
-      logit *= params_.repeat_penalty;
-    logit -= static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty;
+      out.push_back({t, 1});
   }
+}
+
+std::vector<PenaltyEntry> Sampler::penalties() const {
+  std::vector<PenaltyEntry> out;
+  collect_penalties(out);
+  return out;
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
   RAYO_CHECK(static_cast<int64_t>(logits.size()) == n_vocab_, "logits of ", logits.size(), " for ", n_vocab_);
-  candidates_.resize(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) candidates_[i] = {static_cast<int32_t>(i), logits[i]};
-  apply_penalties();
+  collect_penalties(penalty_buffer_);
+  const float u = params_.temperature > 0.0f ? next_uniform() : 0.0f;
+  return sample_with_uniform(logits, params_, penalty_buffer_, u, workspace_);
+}
+
+namespace {
+
+// a * b rounded to float once, as a float multiplication rounds it, but never
+// fused with a following addition (a compiler may contract a * b + c into one
+// fma where the ISA has it): the product of two floats is exact in double, and
+// no fma spans the conversion. The CUDA kernel rounds its products alone too
+// (__fmul_rn), so both sides compute the penalties bit for bit alike.
+float float_product(float a, float b) { return static_cast<float>(static_cast<double>(a) * b); }
+
+}  // namespace
+
+size_t pick_by_uniform(std::span<const float> weights, float u) {
+  double total = 0;
+  for (float w : weights) total += w;
+  const double target = static_cast<double>(u) * total;
+  double cum = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    cum += weights[i];
+    if (cum > target) return i;
+  }
+  // The last partial sum is `total` itself and u < 1, so only a NaN weight gets here.
+  for (size_t i = weights.size(); i-- > 0;)
+    if (weights[i] > 0.0f) return i;
+  return 0;
+}
+
+int32_t sample_with_uniform(std::span<const float> logits, const SamplingParams& params,
+                            std::span<const PenaltyEntry> penalties, float u) {
+  SamplingWorkspace workspace;
+  return sample_with_uniform(logits, params, penalties, u, workspace);
+}
+
+int32_t sample_with_uniform(std::span<const float> logits, const SamplingParams& params,
+                            std::span<const PenaltyEntry> penalties, float u, SamplingWorkspace& workspace) {
+  using Candidate = SamplingWorkspace::Candidate;
+  RAYO_CHECK(!logits.empty(), "sampling from no logits");
+  RAYO_CHECK(u >= 0.0f && u < 1.0f, "uniform number ", u, " outside [0, 1)");
+  auto& candidates = workspace.candidates;
+  candidates.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) candidates[i] = {static_cast<int32_t>(i), logits[i]};
+  if (params.penalises()) {
+    for (const PenaltyEntry& e : penalties) {
+      if (e.token < 0 || static_cast<size_t>(e.token) >= logits.size()) continue;
+      float& logit = candidates[e.token].logit;  // candidates is still indexed by id here
+      if (logit > 0)
+        logit /= params.repeat_penalty;
+      else
+        logit = float_product(logit, params.repeat_penalty);
+      logit -= float_product(static_cast<float>(e.count), params.frequency_penalty) + params.presence_penalty;
+    }
+  }
 
   auto by_logit = [](const Candidate& a, const Candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
-  if (params_.temperature <= 0.0f)
-    return std::min_element(candidates_.begin(), candidates_.end(), by_logit)->id;
+  if (params.temperature <= 0.0f) return std::min_element(candidates.begin(), candidates.end(), by_logit)->id;
 
   // top-k: the k largest, sorted descending. Without top-k nothing is sorted
   // up front: top-p sorts only as long a prefix as its mass needs, and min-p
   // and plain temperature sampling need no order (a server samples every
   // sequence of every step on one thread; sorting a 150k vocabulary each time
   // would cost more than the step's own sampling).
-  size_t sorted = 0;  // candidates_[0, sorted) are the largest, in descending order
-  const size_t k = params_.top_k > 0 ? std::min<size_t>(params_.top_k, candidates_.size()) : candidates_.size();
-  if (k < candidates_.size()) {
-    std::partial_sort(candidates_.begin(), candidates_.begin() + k, candidates_.end(), by_logit);
-    candidates_.resize(k);
+  size_t sorted = 0;  // candidates[0, sorted) are the largest, in descending order
+  const size_t k = params.top_k > 0 ? std::min<size_t>(params.top_k, candidates.size()) : candidates.size();
+  if (k < candidates.size()) {
+    std::partial_sort(candidates.begin(), candidates.begin() + k, candidates.end(), by_logit);
+    candidates.resize(k);
     sorted = k;
   }
   auto max_logit = [&] {
-    if (sorted > 0) return candidates_.front().logit;
+    if (sorted > 0) return candidates.front().logit;
     float m = -INFINITY;
-    for (const auto& c : candidates_) m = std::max(m, c.logit);
+    for (const auto& c : candidates) m = std::max(m, c.logit);
     return m;
   };
-  // Probabilities of what is left (before temperature, as llama.cpp's top-p / min-p).
-  auto softmax = [&] {
-    probs_.resize(candidates_.size());
+  if (params.top_p < 1.0f) {
+    // The smallest prefix of the descending order whose mass reaches top_p
+    // (probabilities before temperature, as llama.cpp): sort a prefix, and
+    // extend it four-fold while its mass falls short.
     const float top = max_logit();
     double sum = 0;
-    for (size_t i = 0; i < candidates_.size(); ++i) sum += probs_[i] = std::exp(candidates_[i].logit - top);
-    for (auto& p : probs_) p = static_cast<float>(p / sum);
-  };
-  if (params_.top_p < 1.0f) {
-    // The smallest prefix of the descending order whose mass reaches top_p:
-    // sort a prefix, and extend it four-fold while its mass falls short.
-    const float top = max_logit();
-    double sum = 0;
-    for (const auto& c : candidates_) sum += std::exp(c.logit - top);
-    const size_t n = candidates_.size();
+    for (const auto& c : candidates) sum += std::exp(c.logit - top);
+    const size_t n = candidates.size();
     size_t want = std::max<size_t>(sorted, std::min<size_t>(64, n)), i = 0, keep = n;
     double cum = 0;
     for (bool found = false; !found;) {
       if (want > sorted) {
-        std::partial_sort(candidates_.begin(), candidates_.begin() + want, candidates_.end(), by_logit);
+        std::partial_sort(candidates.begin(), candidates.begin() + want, candidates.end(), by_logit);
         sorted = want;
       }
       for (; i < sorted && !found; ++i) {
-        cum += static_cast<float>(std::exp(candidates_[i].logit - top) / sum);
-        if (cum >= params_.top_p) keep = i + 1, found = true;
+        cum += static_cast<float>(std::exp(candidates[i].logit - top) / sum);
+        if (cum >= params.top_p) keep = i + 1, found = true;
       }
       if (sorted == n) break;
       want = std::min(n, 4 * want);
     }
-    candidates_.resize(keep);
+    candidates.resize(keep);
   }
-  if (params_.min_p > 0.0f) {
-    const float threshold = max_logit() + std::log(params_.min_p);
+  if (params.min_p > 0.0f) {
+    const float threshold = max_logit() + std::log(params.min_p);
     // Keeps the order (and so the sorted prefix, which holds the survivors first).
-    std::erase_if(candidates_, [&](const Candidate& c) { return c.logit < threshold; });
+    std::erase_if(candidates, [&](const Candidate& c) { return c.logit < threshold; });
   }
-  for (auto& c : candidates_) c.logit /= params_.temperature;
-  softmax();
-  std::discrete_distribution<size_t> draw(probs_.begin(), probs_.end());
-  return candidates_[draw(rng_)].id;
+  for (auto& c : candidates) c.logit /= params.temperature;
+  // The softmax's numerators are the draw's weights: normalising them first
+  // would change nothing but roundings.
+  const float top = max_logit();
+  workspace.weights.resize(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) workspace.weights[i] = std::exp(candidates[i].logit - top);
+  return candidates[pick_by_uniform(workspace.weights, u)].id;
 }
 
 }  // namespace rayo::runtime

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
+#include <set>
 #include <vector>
 
 #include "common/error.h"
@@ -130,6 +132,128 @@ TEST(Sampler, PresenceAndFrequencyPenalties) {
   t.accept(0);
   t.accept(0);
   EXPECT_EQ(t.sample(l), 1);  // 1.0 - 0.6 (once) = 0.4 < 0.5
+}
+
+TEST(Sampler, NextUniformIsTheTop24BitsOfOneGeneratorWord) {
+  SamplingParams p = untruncated(77);
+  Sampler s(p, 4);
+  std::mt19937 reference(77);
+  for (int i = 0; i < 1000; ++i) {
+    const uint32_t word = static_cast<uint32_t>(reference());
+    const float u = s.next_uniform();
+    ASSERT_EQ(u, static_cast<float>(word >> 8) / 16777216.0f);
+    ASSERT_GE(u, 0.0f);
+    ASSERT_LT(u, 1.0f);
+  }
+  EXPECT_EQ(uniform_from_bits(0), 0.0f);
+  EXPECT_EQ(uniform_from_bits(0xFFFFFFFFu), 1.0f - 0x1p-24f);
+  EXPECT_EQ(uniform_from_bits(0x80000000u), 0.5f);
+}
+
+// sample() is sample_with_uniform with penalties() and one next_uniform() per
+// sampled token: a second sampler with the same seed, drawing u itself,
+// reproduces every token.
+TEST(Sampler, SampleIsSampleWithUniformOfTheNextDraw) {
+  SamplingParams p;
+  p.temperature = 0.9f;
+  p.top_k = 20;
+  p.top_p = 0.9f;
+  p.min_p = 0.02f;
+  p.repeat_penalty = 1.2f;
+  p.frequency_penalty = 0.1f;
+  p.repeat_last_n = 16;
+  p.seed = 2024;
+  const int64_t V = 300;
+  Sampler a(p, V), b(p, V);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> logits(V);
+  std::set<int32_t> seen;
+  for (int step = 0; step < 300; ++step) {
+    for (auto& l : logits) l = normal(rng);
+    const int32_t expected = sample_with_uniform(logits, p, b.penalties(), b.next_uniform());
+    const int32_t got = a.sample(logits);
+    ASSERT_EQ(got, expected) << "step " << step;
+    ASSERT_EQ(a.penalties(), b.penalties());
+    a.accept(got);
+    b.accept(got);
+    seen.insert(got);
+  }
+  EXPECT_GT(seen.size(), 50u);
+}
+
+TEST(Sampler, GreedySamplingDrawsNoRandomNumber) {
+  SamplingParams p = untruncated(31);
+  p.temperature = 0.0f;
+  Sampler s(p, 3);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(s.sample(logits_of({0.0f, 2.0f, 1.0f})), 1);
+  std::mt19937 reference(31);
+  EXPECT_EQ(s.next_uniform(), uniform_from_bits(static_cast<uint32_t>(reference())));
+}
+
+TEST(Sampler, PenaltiesAreTheWindowsCountsInTokenOrder) {
+  SamplingParams p;
+  p.repeat_penalty = 1.1f;
+  p.repeat_last_n = 5;
+  Sampler s(p, 10);
+  EXPECT_TRUE(s.penalties().empty());
+  for (int32_t t : {7, 3, 9, 3, 12, 7, -1, 3}) s.accept(t);  // window: 3 12 7 -1 3
+  const std::vector<PenaltyEntry> expected = {{3, 2}, {7, 1}};  // 12 and -1 are not tokens of 10
+  EXPECT_EQ(s.penalties(), expected);
+  SamplingParams off = p;
+  off.repeat_penalty = 1.0f;
+  Sampler t(off, 10);
+  t.accept(3);
+  EXPECT_TRUE(t.penalties().empty()) << "no penalty parameter set";
+  SamplingParams no_window = p;
+  no_window.repeat_last_n = 0;
+  Sampler w(no_window, 10);
+  w.accept(3);
+  EXPECT_TRUE(w.penalties().empty()) << "repeat_last_n 0";
+  s.reset_history();
+  EXPECT_TRUE(s.penalties().empty());
+}
+
+// The draw walks the weights in order: index i takes the part
+// [w_0 + ... + w_{i-1}, w_0 + ... + w_i) of [0, total) that u * total falls in.
+TEST(Sampler, PickByUniformIsTheInverseCdf) {
+  const std::vector<float> w = {1.0f, 2.0f, 1.0f};  // total 4: [0,1) [1,3) [3,4)
+  EXPECT_EQ(pick_by_uniform(w, 0.0f), 0u);
+  EXPECT_EQ(pick_by_uniform(w, 0.2499f), 0u);
+  EXPECT_EQ(pick_by_uniform(w, 0.25f), 1u);
+  EXPECT_EQ(pick_by_uniform(w, 0.7499f), 1u);
+  EXPECT_EQ(pick_by_uniform(w, 0.75f), 2u);
+  EXPECT_EQ(pick_by_uniform(w, 1.0f - 0x1p-24f), 2u);
+  const std::vector<float> zeros = {0.0f, 3.0f, 0.0f};  // zero weights are never drawn
+  EXPECT_EQ(pick_by_uniform(zeros, 0.0f), 1u);
+  EXPECT_EQ(pick_by_uniform(zeros, 1.0f - 0x1p-24f), 1u);
+  const std::vector<float> nan = {1.0f, 2.0f, NAN};  // the target is never reached
+  EXPECT_EQ(pick_by_uniform(nan, 0.5f), 1u);
+}
+
+// The candidate order the draw walks: the top-k by (logit desc, id asc), or
+// every token in id order when top-k is off.
+TEST(Sampler, SampleWithUniformWalksTheCandidateOrder) {
+  SamplingParams p = untruncated(0);
+  p.top_k = 3;
+  const auto l = logits_of({0.0f, 3.0f, 1.0f, 3.0f, 2.0f});  // top 3: ids 1, 3 (tie: lower id first), 4
+  // weights 1, 1, e^-1: total 2.368; ids 1 | 3 | 4 from u * total = 1 and 2.
+  EXPECT_EQ(sample_with_uniform(l, p, {}, 0.0f), 1);
+  EXPECT_EQ(sample_with_uniform(l, p, {}, 0.4f), 1);
+  EXPECT_EQ(sample_with_uniform(l, p, {}, 0.45f), 3);
+  EXPECT_EQ(sample_with_uniform(l, p, {}, 0.84f), 3);
+  EXPECT_EQ(sample_with_uniform(l, p, {}, 0.85f), 4);
+  p.top_k = 0;  // id order: weights e^-3, 1, e^-2, 1, e^-1
+  EXPECT_EQ(sample_with_uniform(l, p, {}, 0.0f), 0);
+  EXPECT_EQ(sample_with_uniform(l, p, {}, 0.99f), 4);
+  // Penalties come first: token 1 penalised below token 3's logit.
+  p.top_k = 1;
+  p.presence_penalty = 0.5f;
+  const std::vector<PenaltyEntry> seen = {{1, 1}, {7, 4}};  // 7 is not a token of 5: ignored
+  EXPECT_EQ(sample_with_uniform(l, p, seen, 0.0f), 3);
+  p.temperature = 0.0f;
+  EXPECT_EQ(sample_with_uniform(l, p, seen, 0.0f), 3);
+  EXPECT_THROW(sample_with_uniform(l, p, seen, 1.0f), Error);
 }
 
 TEST(Sampler, RejectsOutOfRangeParameters) {
