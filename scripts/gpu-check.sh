@@ -16,7 +16,10 @@
 # Runs: the device query, the kernel precompile into the cache, the GPU tests
 # (kernels natively vs the references, every shared model vs the CPU backend,
 # transfers and launches per token), the emulator and NVRTC tests again on
-# this machine, then the benchmarks (CUDA with first and cached starts, and the CPU).
+# this machine, then the benchmarks: each decode matmul kernel alone (rayo bench
+# --kernels), the issue's files end to end (first and cached starts, tg at
+# depth 0 and 4096), and the CPU. With LLAMA_BENCH=/path/to/llama-bench (built
+# from ../shared/peers), llama.cpp runs on the same files right after each.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -44,6 +47,9 @@ run "$build/tests/test_gpu" --gtest_color=no
 step "emulator, NVRTC and cache tests"
 run "$build/tests/test_unit" --gtest_filter='Cuda*' --gtest_color=no
 
+step "benchmark: each matmul kernel of a decode step alone, every format, llama3-8b and qwen2.5-1.5b shapes"
+run "$rayo" bench --kernels -r 5
+
 step "benchmarks: the issue's files on CUDA (first start on an empty kernel cache, then a cached start) and on the CPU"
 # rayo bench prints tg's fraction of the memory roofline (a device-to-device
 # copy measured in the same run), the kernel launches per decode step without
@@ -54,7 +60,12 @@ for preset in llama3-8b qwen2.5-1.5b; do
   run "$rayo" synth --preset "$preset" --type q4_k_m -o "$files/$preset-q4_k_m.gguf"
   for start in first cached; do
     echo "-- $preset q4_k_m, $start start"
-    run env XDG_CACHE_HOME="$files/cache" "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 512 -n 128 --device cuda
+    run env XDG_CACHE_HOME="$files/cache" "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 512 -n 128 -d 0,4096 \
+      --device cuda
+    if [ -n "${LLAMA_BENCH:-}" ]; then
+      echo "-- llama.cpp on the same file"
+      run "$LLAMA_BENCH" -m "$files/$preset-q4_k_m.gguf" -p 512 -n 128 -d 0,4096 -ngl 99
+    fi
   done
 done
 run "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 128 -r 1 --device cpu

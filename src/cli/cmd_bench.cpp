@@ -87,14 +87,16 @@ double time_prompt(runtime::Session& session, const std::vector<int32_t>& contex
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Greedy decoding, as `rayo run --temp 0` generates: on a backend that samples,
+// each step brings back one id.
 double time_generation(runtime::Session& session, const std::vector<int32_t>& context, int depth, int n_gen,
                        int32_t token) {
   set_depth(session, context, depth);
+  runtime::SamplingParams greedy;
+  greedy.temperature = 0.0f;
+  runtime::Sampler sampler(greedy, session.n_vocab());
   const auto start = Clock::now();
-  for (int i = 0; i < n_gen; ++i) {
-    auto logits = session.eval(std::span<const int32_t>(&token, 1));
-    token = runtime::argmax(logits);
-  }
+  for (int i = 0; i < n_gen; ++i) token = session.eval_sample(std::span<const int32_t>(&token, 1), sampler);
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 

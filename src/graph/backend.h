@@ -13,6 +13,29 @@
 
 namespace rayo::graph {
 
+// A token of a sequence's penalty window and its count there.
+struct TokenCount {
+  int32_t token = 0;
+  int32_t count = 0;
+};
+
+// A request to sample an output row on the backend: the parameters of
+// runtime::Sampler's chain, its penalty window (ascending, distinct tokens)
+// and the uniform number u of its draw (unused when greedy). A backend that
+// samples the row itself gives the token the runtime's sampler would have
+// drawn from the same logits (runtime::sample_with_uniform).
+struct SampleRequest {
+  float temperature = 0.0f;  // <= 0: greedy
+  int top_k = 0;
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  float repeat_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  std::span<const TokenCount> penalties;
+  float u = 0.0f;
+};
+
 // What changes from one step to the next: the tokens and where they go.
 //
 // The KV cache is paged: a pool of blocks of `block_size` positions. A step may
@@ -27,6 +50,9 @@ struct StepInputs {
   std::span<const int32_t> seq;          // n_tokens sequence indices into the block table
   std::span<const int32_t> block_table;  // n_seqs x max_blocks_per_seq block ids
   int32_t max_blocks_per_seq = 0;
+  // One per output row to sample on the backend (see Backend::sampled), or
+  // empty: the step's result is the logits.
+  std::span<const SampleRequest> sample;
 };
 
 enum class KvType { F16, F32 };
@@ -60,6 +86,14 @@ class Backend {
 
   // The logits of the last step: output_rows.size() rows of n_vocab floats.
   virtual std::span<const float> output(const Graph& graph) = 0;
+
+  // Whether this backend samples rows with these parameters itself (then a
+  // step with sample requests need not bring the logits back).
+  virtual bool samples(float temperature, int top_k) const { return false; }
+  // After a step with sample requests: the token of each output row, or -1
+  // where the caller must sample from output(). Empty when the backend samples
+  // nothing.
+  virtual std::span<const int32_t> sampled(const Graph& graph) { return {}; }
 
   // Bytes per second this backend's memory streams at, measured now (a second
   // or less): the roofline `rayo bench` compares token generation with. 0

@@ -16,6 +16,12 @@ class Executor {
 
   // Runs one step and returns the logits of the requested rows.
   std::span<const float> step(const StepInputs& inputs);
+  // Runs one step, leaving its results with the backend: the logits (logits())
+  // or, for a step with sample requests, the sampled ids (sampled()), each
+  // brought back from the device only when asked for.
+  void run(const StepInputs& inputs);
+  std::span<const float> logits() { return backend_.output(graph_); }
+  std::span<const int32_t> sampled() { return backend_.sampled(graph_); }
 
   const Graph& graph() const { return graph_; }
   uint64_t steps() const { return steps_; }

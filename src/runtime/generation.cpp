@@ -62,7 +62,14 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
 
   auto start = Clock::now();
   for (int32_t t : prompt) sampler.accept(t);
-  std::span<const float> logits = session.eval(prompt);
+  // The prompt, then each token sampled from the logits after it (on the
+  // backend when it can: a decode step then brings back one id).
+  const bool budget = options.max_tokens != 0;
+  int32_t token = 0;
+  if (budget)
+    token = session.eval_sample(prompt, sampler);
+  else
+    session.eval(prompt);
   result.prompt_seconds = seconds_since(start);
 
   start = Clock::now();
@@ -78,8 +85,7 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
 
   bool stopped = false;
   result.finish = FinishReason::Length;
-  while (options.max_tokens < 0 || static_cast<int64_t>(result.tokens.size()) < options.max_tokens) {
-    const int32_t token = sampler.sample(logits);
+  while (budget) {
     sampler.accept(token);
     if (tok.is_eog(token) && !options.ignore_eos) {
       result.finish = FinishReason::Stop;
@@ -96,7 +102,7 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
       result.finish = options.max_tokens < 0 ? FinishReason::Context : FinishReason::Length;
       break;
     }
-    logits = session.eval(std::span<const int32_t>(&token, 1));
+    token = session.eval_sample(std::span<const int32_t>(&token, 1), sampler);
   }
   if (!stopped) {
     result.text += decoder.finish();

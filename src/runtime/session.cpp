@@ -96,17 +96,47 @@ void Session::check_fits(size_t n_tokens) const {
          n_ctx_, " (raise -c)");
 }
 
-std::span<const float> Session::eval(std::span<const int32_t> tokens) {
+std::span<const int32_t> Session::eval_prefix(std::span<const int32_t> tokens) {
   check_fits(tokens.size());
-  std::span<const float> logits;
-  for (size_t start = 0; start < tokens.size();) {
-    const size_t n = std::min<size_t>(tokens.size() - start, static_cast<size_t>(options_.n_batch));
-    graph::Executor& ex = n == 1 ? executor(1, 1) : executor(options_.n_batch, 1);
-    const int32_t last = static_cast<int32_t>(n - 1);
-    logits = step(ex, tokens.subspan(start, n), std::span<const int32_t>(&last, 1));
-    start += n;
+  const size_t batch = static_cast<size_t>(options_.n_batch);
+  const int32_t last = 0;
+  while (tokens.size() > batch) {
+    step(executor(options_.n_batch, 1), tokens.first(batch), std::span<const int32_t>(&last, 1));
+    tokens = tokens.subspan(batch);
   }
-  return logits;
+  return tokens;
+}
+
+graph::Executor& Session::executor_for(size_t n_tokens) {
+  return n_tokens == 1 ? executor(1, 1) : executor(options_.n_batch, 1);
+}
+
+std::span<const float> Session::eval(std::span<const int32_t> tokens) {
+  const auto chunk = eval_prefix(tokens);
+  graph::Executor& ex = executor_for(chunk.size());
+  const int32_t last = static_cast<int32_t>(chunk.size() - 1);
+  step(ex, chunk, std::span<const int32_t>(&last, 1));
+  return ex.logits();
+}
+
+int32_t Session::eval_sample(std::span<const int32_t> tokens, Sampler& sampler) {
+  const SamplingParams& p = sampler.params();
+  if (!backend_->samples(p.temperature, p.top_k)) return sampler.sample(eval(tokens));
+  const auto chunk = eval_prefix(tokens);
+  graph::Executor& ex = executor_for(chunk.size());
+  const int32_t last = static_cast<int32_t>(chunk.size() - 1);
+  // What sampler.sample would use: the penalty window, then one uniform draw
+  // (none when greedy).
+  const auto window = sampler.penalties();
+  std::vector<graph::TokenCount> penalties(window.size());
+  for (size_t i = 0; i < window.size(); ++i) penalties[i] = {window[i].token, window[i].count};
+  graph::SampleRequest request{p.temperature, p.top_k, p.top_p, p.min_p, p.repeat_penalty, p.presence_penalty,
+                               p.frequency_penalty, penalties, p.temperature > 0.0f ? sampler.next_uniform() : 0.0f};
+  step(ex, chunk, std::span<const int32_t>(&last, 1), std::span<const graph::SampleRequest>(&request, 1));
+  const auto ids = ex.sampled();
+  if (!ids.empty() && ids[0] >= 0) return ids[0];
+  // The backend left this row to the host: the same chain, with the same draw.
+  return sample_with_uniform(ex.logits(), p, window, request.u);
 }
 
 std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
@@ -120,21 +150,21 @@ std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
     graph::Executor& ex = executor(options_.n_batch, options_.n_batch);
     rows.resize(n);
     std::iota(rows.begin(), rows.end(), 0);
-    auto logits = step(ex, tokens.subspan(start, n), rows);
+    step(ex, tokens.subspan(start, n), rows);
+    auto logits = ex.logits();
     all.insert(all.end(), logits.begin(), logits.end());
     start += n;
   }
   return all;
 }
 
-std::span<const float> Session::step(graph::Executor& ex, std::span<const int32_t> tokens,
-                                     std::span<const int32_t> rows) {
+void Session::step(graph::Executor& ex, std::span<const int32_t> tokens, std::span<const int32_t> rows,
+                   std::span<const graph::SampleRequest> sample) {
   std::vector<int32_t> positions(tokens.size()), seq(tokens.size(), 0);
   std::iota(positions.begin(), positions.end(), static_cast<int32_t>(n_past_));
-  graph::StepInputs in{tokens, positions, rows, seq, block_table_, static_cast<int32_t>(block_table_.size())};
-  auto logits = ex.step(in);
+  graph::StepInputs in{tokens, positions, rows, seq, block_table_, static_cast<int32_t>(block_table_.size()), sample};
+  ex.run(in);
   n_past_ += static_cast<int64_t>(tokens.size());
-  return logits;
 }
 
 void Session::rewind(int64_t n) {

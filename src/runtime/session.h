@@ -10,6 +10,7 @@
 #include "graph/backend.h"
 #include "graph/executor.h"
 #include "runtime/model.h"
+#include "runtime/sampler.h"
 
 namespace rayo::runtime {
 
@@ -42,7 +43,13 @@ class Session {
   // Appends tokens at the end of the sequence (prefill in chunks of n_batch) and
   // returns the logits after the last one. Throws if they do not fit the context.
   std::span<const float> eval(std::span<const int32_t> tokens);
-  // Same, returning the logits after every token (n_tokens x n_vocab), for perplexity.
+  // Appends tokens as eval does and draws the next token from the logits after
+  // the last one with `sampler` (which does not record it: call accept). The
+  // backend samples when it can (the step then brings back one id instead of
+  // the logits: the CUDA backend's sampling chain), else the host does; the
+  // draw and the sampler's random stream are the same either way.
+  int32_t eval_sample(std::span<const int32_t> tokens, Sampler& sampler);
+  // Same as eval, returning the logits after every token (n_tokens x n_vocab), for perplexity.
   std::vector<float> eval_all(std::span<const int32_t> tokens);
 
   // Forgets positions n.. so that the next tokens continue from position n
@@ -56,7 +63,12 @@ class Session {
 
  private:
   graph::Executor& executor(int64_t max_tokens, int64_t max_outputs);
-  std::span<const float> step(graph::Executor& ex, std::span<const int32_t> tokens, std::span<const int32_t> rows);
+  graph::Executor& executor_for(size_t n_tokens);  // decode for one token, else the prompt graph
+  // One step of tokens at the end of the sequence; `sample`: requests for its output rows, or empty.
+  void step(graph::Executor& ex, std::span<const int32_t> tokens, std::span<const int32_t> rows,
+            std::span<const graph::SampleRequest> sample = {});
+  // Runs all but the last chunk of tokens; returns the last chunk.
+  std::span<const int32_t> eval_prefix(std::span<const int32_t> tokens);
   void check_fits(size_t n_tokens) const;
 
   std::shared_ptr<const Model> model_;

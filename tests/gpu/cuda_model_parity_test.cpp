@@ -15,6 +15,7 @@
 #include "graph/executor.h"
 #include "models/architecture.h"
 #include "models/model_spec.h"
+#include "runtime/sampler.h"
 #include "support/paths.h"
 #include "support/reference.h"
 #include "support/require_gpu.h"
@@ -50,9 +51,9 @@ struct OneSequence {
     seq.assign(512, 0);
   }
   graph::StepInputs step(std::span<const int32_t> tokens, std::span<const int32_t> positions,
-                         std::span<const int32_t> rows) const {
+                         std::span<const int32_t> rows, std::span<const graph::SampleRequest> sample = {}) const {
     return graph::StepInputs{tokens, positions, rows, std::span<const int32_t>(seq).first(tokens.size()), table,
-                             static_cast<int32_t>(table.size())};
+                             static_cast<int32_t>(table.size()), sample};
   }
 };
 
@@ -151,23 +152,37 @@ TEST(CudaModelParity, DecodeStepIsOneUploadOneGraphLaunchOneDownload) {
   EXPECT_EQ(after.kernel_launches - before.kernel_launches, 0u);
   EXPECT_EQ(after.allocations - before.allocations, 0u);
   // The upload is the step block: 4 header ints, token, position, output row,
-  // sequence index and the 4-block table.
-  EXPECT_EQ((after.h2d_bytes - before.h2d_bytes) / 5, (4 + 4 + 4) * sizeof(int32_t));
+  // sequence index, the 12-int sampling record and the 4-block table.
+  EXPECT_EQ((after.h2d_bytes - before.h2d_bytes) / 5, (4 + 4 + 12 + 4) * sizeof(int32_t));
+  // Without a sample request the step brings back the logits.
   EXPECT_EQ((after.d2h_bytes - before.d2h_bytes) / 5, 512 * sizeof(float));
   // A llama layer is 6 kernels (qkv, attention split + combine, out+residual,
-  // gate/up, down+residual), plus embed, select_rows and the logits.
-  EXPECT_EQ(cuda_backend_info(*gpu).kernels_per_step, 6 * 2 + 3);
+  // gate/up, down+residual), plus embed, select_rows, the logits and the sampler.
+  EXPECT_EQ(cuda_backend_info(*gpu).kernels_per_step, 6 * 2 + 4);
 
-  // Greedy on the device: the download is one id.
-  set_device_argmax(*gpu, true);
-  step(6);
-  const auto a0 = cuda_backend_info(*gpu).stats;
-  step(7);
-  const auto a1 = cuda_backend_info(*gpu).stats;
-  EXPECT_EQ(a1.d2h_bytes - a0.d2h_bytes, sizeof(int32_t));
-  const int32_t id = sampled_ids(*gpu)[0];
-  auto logits = gpu->output(ex.graph());
-  EXPECT_EQ(id, std::max_element(logits.begin(), logits.end()) - logits.begin());
+  // With a sample request (greedy, then the sampling chain with penalties):
+  // one upload, one launch, and a download of the token alone, which is what
+  // the CPU's sampler draws from the same logits.
+  const std::vector<graph::TokenCount> window = {{7, 3}, {100, 1}};
+  const std::vector<runtime::PenaltyEntry> entries = {{7, 3}, {100, 1}};
+  for (float temperature : {0.0f, 0.8f}) {
+    const graph::SampleRequest request{temperature, 40, 0.95f, 0.05f, 1.1f, 0.0f, 0.0f, window, 0.37f};
+    const int32_t tok = 7, pos = temperature > 0 ? 7 : 6, row = 0;
+    const auto a0 = cuda_backend_info(*gpu).stats;
+    ex.run(seq.step({&tok, 1}, {&pos, 1}, {&row, 1}, {&request, 1}));
+    const auto a1 = cuda_backend_info(*gpu).stats;
+    EXPECT_EQ(a1.h2d - a0.h2d, 1u);
+    EXPECT_EQ(a1.graph_launches - a0.graph_launches, 1u);
+    EXPECT_EQ(a1.d2h - a0.d2h, 1u);
+    EXPECT_EQ(a1.d2h_bytes - a0.d2h_bytes, sizeof(int32_t));
+    runtime::SamplingParams p;
+    p.temperature = temperature;
+    p.top_k = 40;
+    p.top_p = 0.95f;
+    p.min_p = 0.05f;
+    p.repeat_penalty = 1.1f;
+    EXPECT_EQ(ex.sampled()[0], runtime::sample_with_uniform(ex.logits(), p, entries, 0.37f)) << temperature;
+  }
 }
 
 TEST(CudaModelParity, EagerModeMatchesGraphReplay) {

@@ -4,8 +4,8 @@
 // variant for the SIMT emulator: per variant, its shape macros, the kernel
 // source in a namespace of its own, and one registry entry per kernel entry
 // point. The file is committed (tests/unit/cuda_emulated_backend_variants.inc);
-// a test renders it again and fails, with the command that updates it, when
-// the kernel specs have changed.
+// a test renders it again and fails when the kernel specs have changed, and
+// tests/tools/print_emulated_variants.cpp prints the new one.
 #include <string>
 #include <vector>
 

@@ -69,6 +69,7 @@ using rayo::cuda::emulated::make_invoker;
 #include "graph/executor.h"
 #include "models/architecture.h"
 #include "models/model_spec.h"
+#include "runtime/sampler.h"
 #include "support/emulated_variants.h"
 #include "support/paths.h"
 #include "support/reference.h"
@@ -317,9 +318,10 @@ TEST_F(EmulatedGpu, Stories260KMatchesTheCpuBackendWithOneGraphLaunchPerToken) {
   EXPECT_EQ(info.stats.graph_launches - before.graph_launches, steps);
   EXPECT_EQ(info.stats.kernel_launches - before.kernel_launches, 0u);
   // 5 layers x (qkv, attention split + combine, out+residual, gate/up, down+residual)
-  // + embed, select_rows, logits; with head_dim 8 and float weights no twin
-  // needs a quantize launch (the norms' statistics come from embed and the GEMVs).
-  EXPECT_EQ(info.kernels_per_step, 5 * 6 + 3);
+  // + embed, select_rows, logits and the sampler; with head_dim 8 and float
+  // weights no twin needs a quantize launch (the norms' statistics come from
+  // embed and the GEMVs).
+  EXPECT_EQ(info.kernels_per_step, 5 * 6 + 4);
 }
 
 // rayo bench's GPU roofline: device-to-device copies of an eighth of the free
@@ -350,13 +352,60 @@ TEST_F(EmulatedGpu, EagerLaunchesGiveTheSameLogitsAsTheReplayedGraph) {
     for (size_t k = 0; k < va.size(); ++k) ASSERT_EQ(va[k], lb[k]) << "pos " << p << " logit " << k;
   }
   EXPECT_EQ(cuda_backend_info(*eager).stats.graph_launches, 0u);
-  // Greedy on the device: one id comes back, the argmax of the logits.
-  set_device_argmax(*eager, true);
-  const int32_t tok = 5, p = 4, row = 0;
-  b.step({{&tok, 1}, {&p, 1}, {&row, 1}, seq, table, 4});
-  const int32_t id = sampled_ids(*eager)[0];
-  auto logits = eager->output(b.graph());
-  EXPECT_EQ(id, std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+// A decode step with a sample request: one upload, one graph launch and one
+// download of 4 bytes, the token runtime::sample_with_uniform draws from the
+// step's logits (downloaded only when asked for afterwards); greedy and
+// sampled, with penalties; a top_k the device does not take (0) leaves the
+// row to the host (-1).
+TEST_F(EmulatedGpu, ASampledDecodeStepDownloadsOnlyTheToken) {
+  Model m = load_stories();
+  auto gpu = make_cuda_backend(CudaOptions{.progress = false});
+  gpu->init_kv_cache(kv_config(m.spec));
+  graph::Executor ex(*gpu, m.arch->build(m.file, m.spec, graph::GraphConfig{1, 1}));
+  const std::vector<int32_t> table = {0, 1, 2, 3}, seq = {0};
+  const std::vector<graph::TokenCount> window = {{5, 2}, {57, 1}, {64, 1}};
+  std::vector<runtime::PenaltyEntry> entries;
+  for (const auto& w : window) entries.push_back({w.token, w.count});
+  struct Case {
+    float temperature;
+    int top_k;
+    float u;
+  };
+  const Case cases[] = {{0.0f, 40, 0.0f}, {0.8f, 40, 0.3f}, {1.5f, 7, 0.9f}, {0.7f, 1, 0.5f}};
+  int32_t p = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(cat("temperature ", c.temperature, " top_k ", c.top_k));
+    const graph::SampleRequest request{c.temperature, c.top_k, 0.9f, 0.02f, 1.3f, 0.2f, 0.1f, window, c.u};
+    const int32_t tok = 50 + 7 * p, row = 0;
+    const auto before = cuda_backend_info(*gpu).stats;
+    ex.run({{&tok, 1}, {&p, 1}, {&row, 1}, seq, table, 4, {&request, 1}});
+    const auto after = cuda_backend_info(*gpu).stats;
+    EXPECT_EQ(after.h2d - before.h2d, 1u);
+    EXPECT_EQ(after.graph_launches - before.graph_launches, 1u);
+    EXPECT_EQ(after.d2h - before.d2h, 1u);
+    EXPECT_EQ(after.d2h_bytes - before.d2h_bytes, sizeof(int32_t));
+    const int32_t id = ex.sampled()[0];
+    runtime::SamplingParams params;
+    params.temperature = c.temperature;
+    params.top_k = c.top_k;
+    params.top_p = 0.9f;
+    params.min_p = 0.02f;
+    params.repeat_penalty = 1.3f;
+    params.presence_penalty = 0.2f;
+    params.frequency_penalty = 0.1f;
+    EXPECT_EQ(id, runtime::sample_with_uniform(ex.logits(), params, entries, c.u));
+    ++p;
+  }
+  // No top-k: the host samples this row, from the logits.
+  const graph::SampleRequest all{1.0f, 0, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f, {}, 0.5f};
+  const int32_t tok = 9, row = 0;
+  ex.run({{&tok, 1}, {&p, 1}, {&row, 1}, seq, table, 4, {&all, 1}});
+  EXPECT_EQ(ex.sampled()[0], -1);
+  EXPECT_FALSE(gpu->samples(1.0f, 0));
+  EXPECT_TRUE(gpu->samples(0.0f, 0));
+  EXPECT_TRUE(gpu->samples(0.8f, 40));
 }
 
 // rayo bench --kernels on the emulated GPU: every kind of decode matmul, timed
@@ -437,9 +486,8 @@ TEST(EmulatedGpuVariants, AreUpToDate) {
   std::ifstream in(committed_path);
   const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (committed != expected) {
-    const auto fresh = std::filesystem::path(RAYO_BINARY_DIR) / "cuda_emulated_backend_variants.inc";
-    std::ofstream(fresh) << expected;
-    FAIL() << "the kernel specs changed: update the emulator's variants with\n  cp " << fresh.string() << " "
+    FAIL() << "the kernel specs changed: update the emulator's variants with\n  "
+           << (std::filesystem::path(RAYO_BINARY_DIR) / "tests/print_emulated_variants").string() << " > "
            << committed_path.string() << "\nand rebuild";
   }
 }

@@ -252,25 +252,6 @@ TEST(CudaEmulatedElementwise, AddBiasSwigluSelectRows) {
     for (int i = 0; i < cols; ++i) ASSERT_EQ(y[r * cols + i], a[sel[r] * cols + i]);
 }
 
-TEST(CudaEmulatedElementwise, ArgmaxTakesTheFirstMaximum) {
-  const int cols = 5003, rows = 3;
-  auto x = test::random_floats(rows * cols, 7);
-  x[0 * cols + 4000] = 9.0f;  // one clear maximum
-  x[1 * cols + 17] = 5.0f;    // a tie: the lower index wins, as the CPU sampler's first-max scan
-  x[1 * cols + 4500] = 5.0f;
-  x[2 * cols + 5002] = 2.0f;  // the last column
-  std::vector<int> ids(rows, -1);
-  const int n = rows;
-  simt::launch(simt::dim3(rows), simt::dim3(256), [&] { ew_vocab::argmax(x.data(), ids.data(), &n); });
-  for (int r = 0; r < rows; ++r) {
-    const auto first = x.begin() + r * cols;
-    EXPECT_EQ(ids[r], std::max_element(first, first + cols) - first) << "row " << r;
-  }
-  EXPECT_EQ(ids[0], 4000);
-  EXPECT_EQ(ids[1], 17);
-  EXPECT_EQ(ids[2], 5002);
-}
-
 // ----------------------------------------------------------------- kv store
 TEST(CudaEmulatedKvStore, WritesTheSameHalvesAsTheCpuCache) {
   // 3 blocks of 16 rows; sequence 0 owns blocks 2, 0; sequence 1 owns block 1.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cuda/activation_plan.h"
+#include "backends/cuda/device_sampling.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/kernel_specs.h"
 #include "backends/cuda/weight_layout.h"
@@ -43,26 +44,37 @@ struct Launch {
 
 unsigned ceil_div(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 
+// Output rows a step may sample on the device (its scratch and penalty windows
+// are sized for them); a graph with more output rows gives logits.
+constexpr int64_t kMaxSampledRows = 256;
+
 struct GraphState {
   DeviceBuffer arena;
-  // The step block, ints: n_tokens, n_outputs, max_blocks_per_seq, 0, tokens[T], positions[T],
-  // output rows[O], seq[T], block_table[table_capacity] (T = max_tokens, O = max_outputs).
+  // The step block, ints, uploaded at once each step:
+  //   n_tokens, n_outputs, max_blocks_per_seq, 0, tokens[T], positions[T], output rows[O],
+  //   seq[T], sampling records[O][kSampleRecordInts], block_table[used], (padding to an
+  //   even int), penalty pairs[used][2]
+  // (T = max_tokens, O = max_outputs). The table and the pairs vary in length;
+  // the pairs follow the used part of the table, and the records give their
+  // places relative to the block's start.
   DeviceBuffer step;
-  int64_t table_capacity = 0;
+  int64_t table_capacity = 0, pairs_capacity = 0, sample_rows = 0;
   ActivationPlan plan;    // the 8-bit twins of matmul inputs (activation_plan.h)
   DeviceBuffer twins;     // their arena
   DeviceBuffer partial;   // attention split results
-  DeviceBuffer ids;       // argmax per output row
+  DeviceBuffer ids;       // sampled token per output row
+  DeviceBuffer scratch;   // the sampler's penalised copies of the logits
   int32_t* staging = nullptr;   // pinned copy of `step`
   float* logits = nullptr;      // pinned [max_outputs][n_vocab]
   int32_t* host_ids = nullptr;  // pinned [max_outputs]
   std::vector<std::vector<Launch>> node_launches;  // by node index
-  Launch argmax;
+  Launch sample;          // the sampler, last in every step (rows without a request skip it)
+  PackedSamplingRows packed;
   CUgraph cu_graph = nullptr;
   CUgraphExec exec = nullptr;
-  bool exec_has_argmax = false;
   int n_outputs = 0;
   bool logits_fresh = false;
+  bool sampled = false;   // the last step had sample requests: host_ids holds their tokens
   int64_t n_vocab = 0;
   int kernels = 0;
 };
@@ -121,14 +133,20 @@ class CudaBackend : public graph::Backend {
     s.twins = ctx_.alloc(std::max<size_t>(s.plan.arena_bytes, 256));
     const int64_t blocks_per_seq = (kv_config_.max_seq_len + kv_config_.block_size - 1) / kv_config_.block_size;
     s.table_capacity = std::max<int64_t>(cfg.max_tokens, 1) * blocks_per_seq;
-    const size_t step_ints = 4 + 3 * cfg.max_tokens + cfg.max_outputs + s.table_capacity;
+    // Rows a step may sample (a prompt graph's many outputs are for logits), and
+    // their penalty windows: at most the context's distinct tokens each.
+    s.n_vocab = g.values()[g.output()].cols;
+    s.sample_rows = std::min<int64_t>(cfg.max_outputs, kMaxSampledRows);
+    s.pairs_capacity = s.sample_rows * std::min<int64_t>(kv_config_.max_seq_len, s.n_vocab);
+    const size_t step_ints = records_at(g) + cfg.max_outputs * kSampleRecordInts + s.table_capacity + 1 +
+                             2 * s.pairs_capacity;
     s.step = ctx_.alloc(step_ints * sizeof(int32_t));
     s.staging = static_cast<int32_t*>(ctx_.alloc_host(step_ints * sizeof(int32_t)));
     std::memset(s.staging, 0, step_ints * sizeof(int32_t));
-    s.n_vocab = g.values()[g.output()].cols;
     s.logits = static_cast<float*>(ctx_.alloc_host(cfg.max_outputs * s.n_vocab * sizeof(float)));
     s.host_ids = static_cast<int32_t*>(ctx_.alloc_host(cfg.max_outputs * sizeof(int32_t)));
     s.ids = ctx_.alloc(cfg.max_outputs * sizeof(int32_t));
+    s.scratch = ctx_.alloc(s.sample_rows * s.n_vocab * sizeof(float));
     size_t partial = 0;
     for (const Node& n : g.nodes())
       if (n.op == Op::Attention)
@@ -144,8 +162,10 @@ class CudaBackend : public graph::Backend {
       s.node_launches.push_back(launches_for(g, s, n));
       s.kernels += static_cast<int>(s.node_launches.back().size());
     }
-    s.argmax = make_launch(elementwise_spec(s.n_vocab), "argmax", {cfg.max_outputs}, 256,
-                           {value_ptr(s, g, g.output()), s.ids.ptr(), n_outputs_ptr(s)});
+    s.sample = make_launch(sample_kernel_spec(s.n_vocab), "sample", {cfg.max_outputs}, kSampleThreads,
+                           {value_ptr(s, g, g.output()), s.scratch.ptr(), s.step.ptr() + 4 * records_at(g),
+                            s.step.ptr(), s.ids.ptr(), n_outputs_ptr(s)});
+    s.kernels += 1;
     if (options_.verbose)
       std::fprintf(stderr, "rayo: %d kernels per step on %s (%s), %llu compiled in %.2f s, %s arena\n", s.kernels,
                    ctx_.name().c_str(), ctx_.arch().c_str(),
@@ -189,9 +209,29 @@ class CudaBackend : public graph::Backend {
     std::copy(in.positions.begin(), in.positions.end(), p + 4 + T);
     std::copy(in.output_rows.begin(), in.output_rows.end(), p + 4 + 2 * T);
     std::copy(in.seq.begin(), in.seq.end(), p + 4 + 2 * T + O);
-    std::copy(in.block_table.begin(), in.block_table.end(), p + 4 + 3 * T + O);
-    // One upload: the header, the per-token arrays and the used part of the table.
-    ctx_.upload_async(s.step.ptr(), s.staging, (4 + 3 * T + O + in.block_table.size()) * sizeof(int32_t));
+    // Sampling records (all zero, "not sampled here", without requests), then
+    // the used table, then the penalty pairs at an even int offset.
+    const size_t records = records_at(g), table = records + O * kSampleRecordInts;
+    std::copy(in.block_table.begin(), in.block_table.end(), p + table);
+    size_t end = table + in.block_table.size();
+    std::fill(p + records, p + table, 0);
+    s.sampled = !in.sample.empty();
+    if (s.sampled) {
+      if (static_cast<int64_t>(in.sample.size()) > s.sample_rows)
+        fail("a step samples at most ", s.sample_rows, " rows on the GPU, got ", in.sample.size());
+      pack_sampling_rows(in.sample, s.n_vocab, s.packed);
+      const size_t pairs_at = (end + 1) / 2 * 2;
+      if (static_cast<int64_t>(s.packed.pairs.size() / 2) > s.pairs_capacity)
+        fail("the penalty windows hold ", s.packed.pairs.size() / 2, " tokens, more than the ", s.pairs_capacity,
+             " this graph was prepared for");
+      for (size_t r = 0; r < in.sample.size(); ++r)  // pair offsets relative to the block's start
+        s.packed.records[r * kSampleRecordInts + kSampleRecordPenaltyOffset] += static_cast<int32_t>(pairs_at / 2);
+      std::copy(s.packed.records.begin(), s.packed.records.end(), p + records);
+      std::copy(s.packed.pairs.begin(), s.packed.pairs.end(), p + pairs_at);
+      end = pairs_at + s.packed.pairs.size();
+    }
+    // One upload: the header, the per-token arrays, the records, the used table and the pairs.
+    ctx_.upload_async(s.step.ptr(), s.staging, end * sizeof(int32_t));
     s.n_outputs = static_cast<int>(in.output_rows.size());
     s.logits_fresh = false;
     current_ = &s;
@@ -207,12 +247,13 @@ class CudaBackend : public graph::Backend {
   void end_step(const Graph& g) override {
     GraphState& s = *current_;
     if (options_.use_graphs) {
-      if (!s.exec || s.exec_has_argmax != device_argmax_) capture(s);
+      if (!s.exec) capture(s);
       ctx_.launch_graph(s.exec);
-    } else if (device_argmax_) {
-      ctx_.launch(s.argmax.fn, s.argmax.grid[0], 1, 1, s.argmax.block, s.argmax.params());
+    } else {
+      ctx_.launch(s.sample.fn, s.sample.grid[0], 1, 1, s.sample.block, s.sample.params());
     }
-    if (device_argmax_) {
+    if (s.sampled) {
+      // The ids; logits only if a row needs the host (output(), on demand).
       ctx_.download_async(s.host_ids, s.ids.ptr(), s.n_outputs * sizeof(int32_t));
     } else {
       ctx_.download_async(s.logits, value_ptr(s, g, g.output()), s.n_outputs * s.n_vocab * sizeof(float));
@@ -223,7 +264,7 @@ class CudaBackend : public graph::Backend {
 
   std::span<const float> output(const Graph& g) override {
     GraphState& s = graphs_.at(&g);
-    if (!s.logits_fresh) {  // device argmax: logits only when asked for
+    if (!s.logits_fresh) {  // a sampled step: logits only when asked for
       ctx_.download_async(s.logits, value_ptr(s, g, g.output()), s.n_outputs * s.n_vocab * sizeof(float));
       ctx_.synchronize();
       s.logits_fresh = true;
@@ -250,10 +291,11 @@ class CudaBackend : public graph::Backend {
     RAYO_CHECK(it != graphs_.end(), "graph not prepared");
     return it->second.kernels;
   }
-  void set_device_argmax(bool on) { device_argmax_ = on; }
-  std::span<const int32_t> ids() const {
-    RAYO_CHECK(current_ && device_argmax_, "device argmax is off");
-    return {current_->host_ids, static_cast<size_t>(current_->n_outputs)};
+  bool samples(float temperature, int top_k) const override { return device_can_sample(temperature, top_k); }
+  std::span<const int32_t> sampled(const Graph& g) override {
+    GraphState& s = graphs_.at(&g);
+    if (!s.sampled) return {};
+    return {s.host_ids, static_cast<size_t>(s.n_outputs)};
   }
 
  private:
@@ -381,8 +423,10 @@ class CudaBackend : public graph::Backend {
   static CUdeviceptr seq_ptr(const GraphState& s, const Graph& g) {
     return s.step.ptr() + 16 + 8 * g.config().max_tokens + 4 * g.config().max_outputs;
   }
+  // Where the sampling records start in the step block (ints), then the table.
+  static size_t records_at(const Graph& g) { return 4 + 3 * g.config().max_tokens + g.config().max_outputs; }
   static CUdeviceptr table_ptr(const GraphState& s, const Graph& g) {
-    return s.step.ptr() + 16 + 12 * g.config().max_tokens + 4 * g.config().max_outputs;
+    return s.step.ptr() + 4 * (records_at(g) + g.config().max_outputs * kSampleRecordInts);
   }
   CUdeviceptr n_rows_ptr(const GraphState& s, const Graph& g, int value) const {
     return g.values()[value].rows == graph::RowSpace::Tokens ? n_tokens_ptr(s) : n_outputs_ptr(s);
@@ -505,7 +549,7 @@ class CudaBackend : public graph::Backend {
     fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
   }
 
-  // Records the step's launches (and the argmax, when on) into a CUDA graph.
+  // Records the step's launches and the sampler into a CUDA graph.
   void capture(GraphState& s) {
     const auto& a = ctx_.api();
     if (s.exec) a.cuGraphExecDestroy(s.exec);
@@ -515,10 +559,9 @@ class CudaBackend : public graph::Backend {
     check(a.cuStreamBeginCapture(ctx_.stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin graph capture");
     for (auto& node : s.node_launches)
       for (Launch& l : node) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params());
-    if (device_argmax_) ctx_.launch(s.argmax.fn, s.argmax.grid[0], 1, 1, s.argmax.block, s.argmax.params());
+    ctx_.launch(s.sample.fn, s.sample.grid[0], 1, 1, s.sample.block, s.sample.params());
     check(a.cuStreamEndCapture(ctx_.stream(), &s.cu_graph), "end graph capture");
     check(a.cuGraphInstantiate(&s.exec, s.cu_graph, 0), "instantiate the step graph");
-    s.exec_has_argmax = device_argmax_;
   }
 
   CudaOptions options_;
@@ -533,7 +576,6 @@ class CudaBackend : public graph::Backend {
   GraphState* current_ = nullptr;
   int64_t vocab_rows_ = 0;
   int last_kernels_ = 0;
-  bool device_argmax_ = false;
 };
 
 std::unique_ptr<graph::Backend> make_cuda_backend(const CudaOptions& options) {
@@ -554,9 +596,5 @@ CudaBackendInfo cuda_backend_info(const graph::Backend& backend) {
 int kernels_per_step(const graph::Backend& backend, const graph::Graph& graph) {
   return as_cuda(const_cast<graph::Backend&>(backend)).kernels_of(graph);
 }
-
-void set_device_argmax(graph::Backend& backend, bool on) { as_cuda(backend).set_device_argmax(on); }
-
-std::span<const int32_t> sampled_ids(graph::Backend& backend) { return as_cuda(backend).ids(); }
 
 }  // namespace rayo::cuda

@@ -3,9 +3,11 @@
 // specialised to the model's shapes (kernel_specs.h), on weights uploaded once
 // at prepare, an activation arena in one device allocation and an f16 KV cache
 // on the device. A step is captured once per graph into a CUDA graph and
-// replayed: per step, one small upload (the step's token ids, positions and
-// output rows), one graph launch and one download (logits, or with device
-// argmax the sampled ids). `use_graphs = false` launches node by node instead.
+// replayed: per step, one small upload (the step's token ids, positions, output
+// rows, block table and sampling requests), one graph launch and one download
+// (the logits, or the sampled ids of a step with sample requests: the sampling
+// chain runs on the device, kernels/sample.cu). `use_graphs = false` launches
+// node by node instead.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -46,11 +48,5 @@ CudaBackendInfo cuda_backend_info(const graph::Backend& backend);
 // Kernels one step of a prepared graph launches (what a step costs in launches
 // without the CUDA graph that replays them as one).
 int kernels_per_step(const graph::Backend& backend, const graph::Graph& graph);
-
-// Greedy sampling on the device: after this, each step downloads only the
-// argmax ids of the output rows (output() then downloads the logits on demand).
-void set_device_argmax(graph::Backend& backend, bool on);
-// The ids of the last step (one per output row), with device argmax on.
-std::span<const int32_t> sampled_ids(graph::Backend& backend);
 
 }  // namespace rayo::cuda

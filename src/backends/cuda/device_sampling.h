@@ -5,8 +5,8 @@
 // (the CPU sampler's chain, given u and the penalty window), so a session
 // that uploads what its runtime::Sampler would use (params, penalties(),
 // next_uniform()) gets the token the CPU would have drawn. This layer does
-// not include the runtime: the caller copies those fields into
-// SamplingRowRequest.
+// not include the runtime: the caller copies those fields into a
+// graph::SampleRequest.
 //
 // Launch: entry "sample", grid (max_rows), block kSampleThreads, no dynamic
 // shared memory; arguments (each 8 bytes, device pointers):
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "backends/cuda/kernel_specs.h"
+#include "graph/backend.h"
 
 namespace rayo::cuda {
 
@@ -61,26 +62,11 @@ enum SampleRecordField : int {
 // The kernel variant for a vocabulary of n_vocab tokens (1 .. 2^24).
 KernelSpec sample_kernel_spec(int64_t n_vocab);
 
-// A token of a sequence's penalty window and its count there (runtime::PenaltyEntry).
-struct TokenCount {
-  int32_t token = 0;
-  int32_t count = 0;
-};
-
-// One row's request: the fields of runtime::SamplingParams the chain reads,
-// the window Sampler::penalties() returns and the u of Sampler::next_uniform()
-// (any value when greedy: it is not used).
-struct SamplingRowRequest {
-  float temperature = 0.0f;
-  int top_k = 0;
-  float top_p = 1.0f;
-  float min_p = 0.0f;
-  float repeat_penalty = 1.0f;
-  float presence_penalty = 0.0f;
-  float frequency_penalty = 0.0f;
-  std::span<const TokenCount> penalties;  // ascending, distinct tokens
-  float u = 0.0f;
-};
+// One row's request (graph/backend.h): the fields of runtime::SamplingParams
+// the chain reads, the window Sampler::penalties() returns and the u of
+// Sampler::next_uniform() (any value when greedy: it is not used).
+using TokenCount = graph::TokenCount;
+using SamplingRowRequest = graph::SampleRequest;
 
 // Whether the kernel can sample a row with these parameters: greedy
 // (temperature <= 0, any top_k), or 1 <= top_k <= kSampleMaxTopK. The others

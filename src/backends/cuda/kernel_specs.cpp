@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "backends/cuda/device_sampling.h"
 #include "backends/cuda/weight_layout.h"
 #include "common/error.h"
 
@@ -144,7 +145,7 @@ KernelSpec rms_norm_spec(int64_t cols, int group, float eps) {
 }
 
 KernelSpec elementwise_spec(int64_t cols, Emit emit) {
-  KernelSpec s{"elementwise.cu", {"add", "add_bias", "swiglu", "select_rows", "argmax"}, {{"COLS", num(cols)}}};
+  KernelSpec s{"elementwise.cu", {"add", "add_bias", "swiglu", "select_rows"}, {{"COLS", num(cols)}}};
   add_emit(s, emit);
   return s;
 }
@@ -244,7 +245,7 @@ std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape&
       if (matmul_weight_type(g, n, w) != wt.type) add(dequant_spec(wt.type, wt.cols));
     }
   }
-  add(elementwise_spec(g.values()[g.output()].cols));  // argmax over the logits
+  add(sample_kernel_spec(g.values()[g.output()].cols));  // the sampler, at the end of every step
   return out;
 }
 
@@ -288,7 +289,7 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
   }
   out.push_back(elementwise_spec(s.n_embd, normed));  // select_rows
   out.push_back(gemv_spec(s.output, s.n_embd, s.n_vocab, 1, s.eps, 0));
-  out.push_back(elementwise_spec(s.n_vocab));  // argmax
+  out.push_back(sample_kernel_spec(s.n_vocab));
   return out;
 }
 

@@ -92,7 +92,7 @@ struct KvShape {
 std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const graph::Node& n, const KvShape& kv,
                                           const ActivationPlan& plan);
 // All variants a graph needs, without duplicates (also the dequant_f16 ones of
-// quantized weights on the float path and the argmax of the logits).
+// quantized weights on the float path and the sampler of the logits).
 std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape& kv);
 
 // The fused decode graph's variants for a model given only by its shapes (the

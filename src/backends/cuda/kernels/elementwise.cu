@@ -1,5 +1,5 @@
-// Row-wise elementwise ops on [rows][COLS] f32 matrices, rows < *n_rows, and
-// greedy argmax. Shape macros: COLS; EMIT_Q8, EMIT_NORM, EMIT_SS: what
+// Row-wise elementwise ops on [rows][COLS] f32 matrices, rows < *n_rows.
+// Shape macros: COLS; EMIT_Q8, EMIT_NORM, EMIT_SS: what
 // select_rows writes of its output's twin for the logits matmul (q8_act.cuh,
 // as gemv.cu). Grid: (max_rows); block 256.
 #include "q8_act.cuh"
@@ -37,45 +37,5 @@ select_rows(const float* x, float* y, const int* rows, const float* norm_w, i8* 
     __syncthreads();
     emit_twin_row<COLS, EW_THREADS, EMIT_NORM != 0>(
         out, norm_w, twin_row<COLS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, r));
-  }
-}
-
-// ids[r] = the index of the largest value of row r (the lowest such index on ties),
-// for greedy sampling on the device.
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) argmax(const float* x, int* ids, const int* n_rows) {
-  const int r = blockIdx.x;
-  if (r >= *n_rows) return;
-  float best = -INFINITY;
-  int best_i = 0x7fffffff;
-  for (int i = threadIdx.x; i < COLS; i += EW_THREADS) {
-    const float v = x[r * COLS + i];
-    if (v > best) {  // ascending i: the first maximum of this thread's values wins
-      best = v;
-      best_i = i;
-    }
-  }
-RAYO_UNROLL
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(FULL_MASK, best, o);
-    const int oi = __shfl_xor_sync(FULL_MASK, best_i, o);
-    if (ov > best || (ov == best && oi < best_i)) {
-      best = ov;
-      best_i = oi;
-    }
-  }
-  __shared__ float sv[EW_THREADS / WARP];
-  __shared__ int si[EW_THREADS / WARP];
-  if (threadIdx.x % WARP == 0) {
-    sv[threadIdx.x / WARP] = best;
-    si[threadIdx.x / WARP] = best_i;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < EW_THREADS / WARP; ++w)
-      if (sv[w] > best || (sv[w] == best && si[w] < best_i)) {
-        best = sv[w];
-        best_i = si[w];
-      }
-    ids[r] = best_i == 0x7fffffff ? 0 : best_i;
   }
 }

@@ -237,23 +237,25 @@ RAYO_UNROLL
   }
 }
 
-// Whether warp_rows_q8_pair can multiply formats F1 and F2 together.
-template <int F1, int F2>
+// Whether warp_rows_q8_pair multiplies formats F1 and F2 together for kTokens
+// tokens: quantized formats with the same unit, and at most 2 tokens (beyond,
+// 8 rows of weights and their sums outgrow the registers of the heavier formats).
+template <int F1, int F2, int kTokens>
 __device__ __forceinline__ constexpr bool pairable() {
-  if constexpr (is_float_format(F1) || is_float_format(F2))
+  if constexpr (is_float_format(F1) || is_float_format(F2) || kTokens > 2)
     return false;
   else
     return Gpu<F1>::kUnit == Gpu<F2>::kUnit;
 }
 
 // The sums of one warp's 4 rows over two matrices read with the same input
-// (gate and up): interleaved when both are quantized with the same unit.
+// (gate and up): interleaved when pairable, else one after the other.
 template <int F1, int F2, long long M, int K, int kTokens, bool kNorm>
 __device__ __forceinline__ void warp_rows_pair(const u8* w1, const u8* w2, const long long (&rows)[GEMV_ROWS_PER_WARP],
                                                const GemvInput& in, const float* inv, int nt,
                                                float (&acc1)[GEMV_ROWS_PER_WARP][kTokens],
                                                float (&acc2)[GEMV_ROWS_PER_WARP][kTokens]) {
-  if constexpr (pairable<F1, F2>()) {
+  if constexpr (pairable<F1, F2, kTokens>()) {
 RAYO_UNROLL
     for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
 RAYO_UNROLL
