@@ -54,6 +54,8 @@ void serve(const ServeOptions& o) {
   so.prefix_cache = !o.no_prefix_cache;
   so.n_threads = session.n_threads;
   so.kv_type = session.kv_type;
+  so.device = session.device;
+  so.cuda_graphs = session.cuda_graphs;
   runtime::Scheduler scheduler(model, so);
 
   server::ServerOptions sv;
@@ -89,7 +91,7 @@ void serve(const ServeOptions& o) {
                sv.model_name.c_str(), o.host.c_str(), port, static_cast<long long>(so.max_seqs),
                static_cast<long long>(so.max_seq_len), static_cast<long long>(scheduler.stats().blocks_total));
   for (int64_t b : scheduler.buckets()) std::fprintf(stderr, " %lld", static_cast<long long>(b));
-  std::fprintf(stderr, ")\n");
+  std::fprintf(stderr, "; on the %s)\n", std::string(scheduler.device()).c_str());
   std::printf("listening on http://%s:%d\n", o.host.c_str(), port);
   std::fflush(stdout);
   http.run();

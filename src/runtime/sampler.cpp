@@ -178,4 +178,18 @@ int32_t sample_with_uniform(std::span<const float> logits, const SamplingParams&
   return candidates[pick_by_uniform(workspace.weights, u)].id;
 }
 
+graph::SampleRequest Sampler::backend_request(std::vector<graph::TokenCount>& window) {
+  const auto entries = penalties();
+  window.resize(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) window[i] = {entries[i].token, entries[i].count};
+  const SamplingParams& p = params_;
+  return graph::SampleRequest{p.temperature,      p.top_k,           p.top_p, p.min_p, p.repeat_penalty,
+                              p.presence_penalty, p.frequency_penalty, window,
+                              p.temperature > 0.0f ? next_uniform() : 0.0f};
+}
+
+int32_t Sampler::sample_request(std::span<const float> logits, const graph::SampleRequest& request) const {
+  return sample_with_uniform(logits, params_, penalties(), request.u);
+}
+
 }  // namespace rayo::runtime

@@ -14,6 +14,8 @@
 #include <span>
 #include <vector>
 
+#include "graph/backend.h"
+
 namespace rayo::runtime {
 
 struct SamplingParams {
@@ -107,6 +109,13 @@ class Sampler {
   // The penalty window as (token, count), ascending token id, only tokens of
   // the vocabulary; empty when the penalties are off or nothing was seen.
   std::vector<PenaltyEntry> penalties() const;
+  // What has a backend draw the token sample() would (graph::SampleRequest):
+  // the parameters, the penalty window (kept in `window`, which must outlive
+  // the request) and, unless greedy, next_uniform().
+  graph::SampleRequest backend_request(std::vector<graph::TokenCount>& window);
+  // The token a request from backend_request draws from `logits`, drawn here
+  // (when the backend left the row to the host): the same u, the same token.
+  int32_t sample_request(std::span<const float> logits, const graph::SampleRequest& request) const;
 
   uint32_t seed() const { return seed_; }
   const SamplingParams& params() const { return params_; }

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "backends/cpu/cpu_backend.h"
 #include "common/strings.h"
+#include "runtime/backend_choice.h"
 #include "runtime/block_allocator.h"
 #include "runtime/prefix_cache.h"
 #include "runtime/session.h"
@@ -146,7 +146,7 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
   const int n_threads = o.n_threads > 0 ? o.n_threads : default_thread_count();
 
   const auto& spec = model_->spec();
-  backend_ = std::make_unique<cpu::CpuBackend>(n_threads, /*progress=*/true);
+  backend_ = make_backend(BackendChoice{o.device, n_threads, o.kv_type, o.cuda_graphs});
   graph::KvCacheConfig kv;
   kv.n_layers = static_cast<int>(spec.n_layers);
   kv.kv_width = spec.kv_dim();
@@ -399,9 +399,26 @@ void Scheduler::step() {
     budget -= n;
   }
 
+  // Rows the backend can sample get their sequence's request (its u drawn
+  // now, as sampler.sample would); the others are left to the host (top_k 0).
+  std::vector<graph::SampleRequest> requests(output_seqs.size());
+  std::vector<std::vector<graph::TokenCount>> windows(output_seqs.size());
+  std::vector<char> on_backend(output_seqs.size(), 0);
+  for (size_t i = 0; i < output_seqs.size(); ++i) {
+    Sampler& sampler = output_seqs[i]->sampler;
+    if (!backend_->samples(sampler.params().temperature, sampler.params().top_k)) {
+      requests[i] = graph::SampleRequest{1.0f, 0};
+      continue;
+    }
+    requests[i] = sampler.backend_request(windows[i]);
+    on_backend[i] = 1;
+  }
+  const bool any = std::find(on_backend.begin(), on_backend.end(), 1) != on_backend.end();
+
   graph::Executor& ex = bucket_for(static_cast<int64_t>(tokens.size()));
   graph::StepInputs in{tokens, positions, outputs, seq_index, table, static_cast<int32_t>(max_blocks_per_seq_)};
-  std::span<const float> logits = ex.step(in);
+  if (any) in.sample = requests;
+  ex.run(in);
   ++stats_.steps;
   stats_.step_tokens += tokens.size();
 
@@ -412,13 +429,26 @@ void Scheduler::step() {
     stats_.prompt_tokens += static_cast<uint64_t>(n);
     cache_prompt_blocks(*s);
   }
+  // Each output row's token: the backend's, or drawn here from the logits
+  // (brought back only when some row needs them).
   const size_t n_vocab = static_cast<size_t>(model_->spec().n_vocab);
-  for (size_t i = 0; i < output_seqs.size(); ++i) sample(*output_seqs[i], logits.subspan(i * n_vocab, n_vocab));
+  const auto ids = ex.sampled();
+  for (size_t i = 0; i < output_seqs.size(); ++i) {
+    Sequence& s = *output_seqs[i];
+    auto logits = [&] { return ex.logits().subspan(i * n_vocab, n_vocab); };
+    int32_t id;
+    if (on_backend[i] && !ids.empty() && ids[i] >= 0)
+      id = ids[i];
+    else if (on_backend[i])
+      id = s.sampler.sample_request(logits(), requests[i]);
+    else
+      id = s.sampler.sample(logits());
+    deliver(s, id, logits);
+  }
 }
 
-void Scheduler::sample(Sequence& s, std::span<const float> logits) {
+void Scheduler::deliver(Sequence& s, int32_t id, const std::function<std::span<const float>()>& logits) {
   const auto& tok = model_->tokenizer();
-  const int32_t id = s.sampler.sample(logits);
   s.sampler.accept(id);
   // Latencies count delivered tokens only (the histograms' counts then match
   // the usage figures), plus the time to an answer that is empty.
@@ -435,7 +465,7 @@ void Scheduler::sample(Sequence& s, std::span<const float> logits) {
   ++stats_.generated_tokens;
   GeneratedToken g;
   if (s.request.logprobs >= 0)
-    g = with_logprobs(id, logits, s.request.logprobs);
+    g = with_logprobs(id, logits(), s.request.logprobs);
   else
     g.id = id;
   s.text += s.decoder.push(id);

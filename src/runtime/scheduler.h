@@ -60,6 +60,8 @@ struct SchedulerOptions {
   bool prefix_cache = true;     // reuse the cache blocks of prompt prefixes already computed
   int n_threads = 0;            // 0: physical cores
   graph::KvType kv_type = graph::KvType::F16;
+  std::string device = "auto";  // --device: auto (CUDA when a GPU is usable), cpu or cuda
+  bool cuda_graphs = true;      // false: CUDA kernels launched one by one (--no-graph)
 };
 
 struct TokenLogprob {
@@ -151,13 +153,17 @@ class Scheduler {
   const BatchStats& stats() const { return stats_; }
   // Bucket sizes (max_tokens of each step graph), ascending.
   std::vector<int64_t> buckets() const;
+  // "cpu" or "cuda": where the steps run.
+  std::string_view device() const { return backend_->name(); }
 
  private:
   struct Sequence;
   void loop();
   void admit();
   void step();
-  void sample(Sequence& s, std::span<const float> logits);
+  // Hands the token sampled for s to its stream (with logprobs from `logits`,
+  // fetched only when the request asks for them) and decides what comes next.
+  void deliver(Sequence& s, int32_t id, const std::function<std::span<const float>()>& logits);
   void finish(Sequence& s, FinishReason reason, const std::string& error = {});
   // Indexes the whole prompt blocks the sequence has computed since the last call.
   void cache_prompt_blocks(Sequence& s);

@@ -8,9 +8,8 @@
 #include <string>
 #include <thread>
 
-#include "backends/cpu/cpu_backend.h"
-#include "backends/cuda/cuda_backend.h"
 #include "common/error.h"
+#include "runtime/backend_choice.h"
 
 namespace rayo::runtime {
 
@@ -29,25 +28,6 @@ int default_thread_count() {
   return n > 0 ? n : std::max(1u, std::thread::hardware_concurrency());
 }
 
-namespace {
-std::unique_ptr<graph::Backend> make_backend(const SessionOptions& options, int n_threads) {
-  if (options.device != "auto" && options.device != "cpu" && options.device != "cuda")
-    fail("--device must be auto, cpu or cuda, got '", options.device, "'");
-  if (options.device == "cuda" || (options.device == "auto" && cuda::cuda_available())) {
-    if (options.kv_type != graph::KvType::F16) {
-      if (options.device == "cuda") fail("the CUDA backend keeps its KV cache in f16 (--kv-type f16)");
-    } else {
-      try {
-        return cuda::make_cuda_backend(cuda::CudaOptions{0, options.cuda_graphs, options.verbose, true});
-      } catch (const Error& e) {
-        if (options.device == "cuda" || options.verbose)
-          std::fprintf(stderr, "rayo: %s; running on the CPU\n", e.what());
-      }
-    }
-  }
-  return std::make_unique<cpu::CpuBackend>(n_threads, /*progress=*/true, options.fuse);
-}
-}  // namespace
 
 Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
     : model_(std::move(model)), options_(options) {
@@ -60,7 +40,8 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
     fail("thread count must be between 1 and ", max_threads, " on this machine, got ", options.n_threads);
   n_threads_ = options.n_threads > 0 ? options.n_threads : default_thread_count();
   options_.n_batch = std::min(options.n_batch, n_ctx_);
-  backend_ = make_backend(options, n_threads_);
+  backend_ = make_backend(BackendChoice{options.device, n_threads_, options.kv_type, options.cuda_graphs,
+                                        options.fuse, options.verbose});
   graph::KvCacheConfig kv;
   kv.n_layers = static_cast<int>(spec.n_layers);
   kv.kv_width = spec.kv_dim();
@@ -125,18 +106,12 @@ int32_t Session::eval_sample(std::span<const int32_t> tokens, Sampler& sampler) 
   const auto chunk = eval_prefix(tokens);
   graph::Executor& ex = executor_for(chunk.size());
   const int32_t last = static_cast<int32_t>(chunk.size() - 1);
-  // What sampler.sample would use: the penalty window, then one uniform draw
-  // (none when greedy).
-  const auto window = sampler.penalties();
-  std::vector<graph::TokenCount> penalties(window.size());
-  for (size_t i = 0; i < window.size(); ++i) penalties[i] = {window[i].token, window[i].count};
-  graph::SampleRequest request{p.temperature, p.top_k, p.top_p, p.min_p, p.repeat_penalty, p.presence_penalty,
-                               p.frequency_penalty, penalties, p.temperature > 0.0f ? sampler.next_uniform() : 0.0f};
+  std::vector<graph::TokenCount> window;
+  const graph::SampleRequest request = sampler.backend_request(window);
   step(ex, chunk, std::span<const int32_t>(&last, 1), std::span<const graph::SampleRequest>(&request, 1));
   const auto ids = ex.sampled();
   if (!ids.empty() && ids[0] >= 0) return ids[0];
-  // The backend left this row to the host: the same chain, with the same draw.
-  return sample_with_uniform(ex.logits(), p, window, request.u);
+  return sampler.sample_request(ex.logits(), request);  // the backend left the row to the host
 }
 
 std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {

@@ -13,11 +13,14 @@ namespace rayo::test {
 
 const std::vector<EmulatedModel>& emulated_models() {
   static const std::vector<EmulatedModel> models = {
-      {"stories260K", 1},         // float weights, head_dim 8: f32 path, statistics-only twins
-      {"synth-llama-q4_k_m", 1},  // Q4_K + Q6_K, every producer writes its consumer's twin
-      {"synth-llama-q4_k_m", 4},  // token tiles
-      {"synth-qwen2-q8_0", 1},    // biases, NeoX rope, tied output
-      {"synth-qwen3-q4_k_m", 1},  // per-head q/k norms: unfused attention input, one twin for three matmuls
+      {"stories260K", 1, 1},         // float weights, head_dim 8: f32 path, statistics-only twins
+      {"stories260K", 2, 2},         // the scheduler's buckets for 4 sequences and prompt chunks of 4
+      {"stories260K", 4, 4},
+      {"stories260K", 8, 4},
+      {"synth-llama-q4_k_m", 1, 1},  // Q4_K + Q6_K, every producer writes its consumer's twin
+      {"synth-llama-q4_k_m", 4, 4},  // token tiles
+      {"synth-qwen2-q8_0", 1, 1},    // biases, NeoX rope, tied output
+      {"synth-qwen3-q4_k_m", 1, 1},  // per-head q/k norms: unfused attention input, one twin for three matmuls
   };
   return models;
 }
@@ -37,7 +40,7 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
   for (const auto& m : emulated_models()) {
     const auto file = gguf::File::open(shared_path("models/" + m.name + ".gguf").string());
     const auto spec = models::ModelSpec::from_gguf(file);
-    auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{m.max_tokens, m.max_tokens});
+    auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{m.max_tokens, m.max_outputs});
     graph::run_passes(g, graph::decoder_fusion_passes());
     for (const auto& s : cuda::graph_kernel_specs(g, emulated_kv_shape()))
       if (seen.insert(s.key()).second) out.push_back(s);

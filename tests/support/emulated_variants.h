@@ -16,7 +16,8 @@ namespace rayo::test {
 
 struct EmulatedModel {
   std::string name;     // shared model file name without .gguf
-  int64_t max_tokens;   // graph bucket: max_tokens = max_outputs
+  int64_t max_tokens;   // graph bucket
+  int64_t max_outputs;
 };
 
 // The models and graph buckets the backend test runs, with the KV cache it uses.

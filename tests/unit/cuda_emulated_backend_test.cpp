@@ -70,6 +70,7 @@ using rayo::cuda::emulated::make_invoker;
 #include "models/architecture.h"
 #include "models/model_spec.h"
 #include "runtime/sampler.h"
+#include "runtime/scheduler.h"
 #include "support/emulated_variants.h"
 #include "support/paths.h"
 #include "support/reference.h"
@@ -477,6 +478,57 @@ TEST_F(EmulatedGpu, QuantizedModelsMatchTheCpuBackend) {
 }
 
 TEST_F(EmulatedGpu, TokenTilesMatchTheCpuBackend) { check_model("synth-llama-q4_k_m", 4, 7); }
+
+// The server's scheduler on the GPU: a request's tokens are the same alone and
+// beside three others (prompts read in chunks of 4 beside decode rows, graph
+// buckets of 1 to 8 tokens), greedy and sampled on the device.
+TEST_F(EmulatedGpu, SchedulerStepsOnTheGpuAreBatchInvariant) {
+  auto model = runtime::Model::load(test::shared_path("models/stories260K.gguf").string());
+  runtime::SchedulerOptions o;
+  o.max_seqs = 4;
+  o.max_seq_len = 64;
+  o.prefill_chunk = 4;
+  o.device = "cuda";
+  const std::vector<std::vector<int32_t>> prompts = {{1, 403, 407, 261, 378}, {1, 9, 7}, {1, 32, 100, 200, 300, 17},
+                                                     {1, 50}};
+  auto request = [&](size_t i) {
+    runtime::Request r;
+    r.prompt = prompts[i];
+    r.max_tokens = 12;
+    r.ignore_eos = true;
+    r.sampling.temperature = i % 2 ? 0.9f : 0.0f;
+    r.sampling.seed = static_cast<uint32_t>(77 + i);
+    if (i == 3) r.logprobs = 2;  // the logits come back for this one
+    return r;
+  };
+  auto ids = [](const runtime::RequestStream::Update& u) {
+    std::vector<int32_t> out;
+    for (const auto& t : u.tokens) out.push_back(t.id);
+    return out;
+  };
+  std::vector<std::vector<int32_t>> alone;
+  {
+    runtime::Scheduler s(model, o);
+    EXPECT_EQ(s.device(), "cuda");
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      const auto r = s.submit(request(i))->wait();
+      ASSERT_TRUE(r.error.empty()) << r.error;
+      ASSERT_EQ(r.tokens.size(), 12u);
+      alone.push_back(ids(r));
+    }
+  }
+  runtime::Scheduler s(model, o);
+  std::vector<std::shared_ptr<runtime::RequestStream>> streams;
+  for (size_t i = 0; i < prompts.size(); ++i) streams.push_back(s.submit(request(i)));
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const auto r = streams[i]->wait();
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(ids(r), alone[i]) << "request " << i;
+    if (i == 3) {
+      EXPECT_EQ(r.tokens[0].top.size(), 2u);
+    }
+  }
+}
 
 // The committed include file must be what the kernel specs render now.
 TEST(EmulatedGpuVariants, AreUpToDate) {
