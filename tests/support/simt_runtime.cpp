@@ -23,6 +23,7 @@
 #endif
 #endif
 #ifdef SIMT_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -196,6 +197,10 @@ void fiber_main() {
 // control words, zeroed registers and fiber_main as the return address (placed
 // so that fiber_main starts with the stack alignment of a called function).
 void* initial_stack(char* stack, size_t size) {
+#ifdef SIMT_ASAN
+  // A finished fiber leaves its frames' redzones poisoned in the reused stack.
+  ASAN_UNPOISON_MEMORY_REGION(stack, size);
+#endif
   uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t{15};
   auto* slot = reinterpret_cast<uint64_t*>(top - 16);  // the return address, 16-aligned
   slot[0] = reinterpret_cast<uint64_t>(&fiber_main);
