@@ -18,8 +18,9 @@
 # transfers and launches per token), the emulator and NVRTC tests again on
 # this machine, then the benchmarks: each decode matmul kernel alone (rayo bench
 # --kernels), the issue's files end to end (first and cached starts, tg at
-# depth 0 and 4096), and the CPU. With LLAMA_BENCH=/path/to/llama-bench (built
-# from ../shared/peers), llama.cpp runs on the same files right after each.
+# depth 0 and 4096, batched decode of 1 to 32 sequences), and the CPU. With
+# LLAMA_BENCH=/path/to/llama-bench and LLAMA_BATCHED_BENCH=/path/to/llama-batched-bench
+# (built from ../shared/peers), llama.cpp runs on the same files right after each.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -50,6 +51,9 @@ run "$build/tests/test_unit" --gtest_filter='Cuda*' --gtest_color=no
 step "benchmark: each matmul kernel of a decode step alone, every format, llama3-8b and qwen2.5-1.5b shapes"
 run "$rayo" bench --kernels -r 5
 
+step "benchmark: the tensor-core GEMMs of steps of 16 to 2048 tokens, the Q4_K_M formats"
+run "$rayo" bench --kernels -r 3 --types q4_k,q6_k --tokens 16,64,512,2048
+
 step "benchmarks: the issue's files on CUDA (first start on an empty kernel cache, then a cached start) and on the CPU"
 # rayo bench prints tg's fraction of the memory roofline (a device-to-device
 # copy measured in the same run), the kernel launches per decode step without
@@ -67,6 +71,13 @@ for preset in llama3-8b qwen2.5-1.5b; do
       run "$LLAMA_BENCH" -m "$files/$preset-q4_k_m.gguf" -p 512 -n 128 -d 0,4096 -ngl 99
     fi
   done
+  echo "-- $preset q4_k_m, batched decode (1, 8, 16 and 32 sequences, 64 tokens each)"
+  run "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 64 -B 1,8,16,32 -r 3 --device cuda
+  if [ -n "${LLAMA_BATCHED_BENCH:-}" ]; then
+    echo "-- llama.cpp's batched decode on the same file"
+    run "$LLAMA_BATCHED_BENCH" -m "$files/$preset-q4_k_m.gguf" -c 16384 -b 2048 -ub 512 -npp 32 -ntg 64 \
+      -npl 1,8,16,32 -ngl 99
+  fi
 done
 run "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 128 -r 1 --device cpu
 for m in "$RAYO_SHARED"/models/synth-llama-q4_k_m.gguf "$RAYO_SHARED"/models/tinystories-656k-q8_0.gguf; do

@@ -28,42 +28,50 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
   for (const auto& p : o.presets) presets.push_back(models::synth_preset(p));
   if (!cuda::cuda_available()) fail("--kernels times the CUDA kernels: ", cuda::cuda_unavailable_reason());
 
+  for (int64_t t : o.tokens)
+    if (t < 1 || t > 65536) fail("--tokens must be between 1 and 65536, got ", t);
   cuda::KernelBench bench;
-  const double copy = bench.copy_bandwidth();
-  std::fprintf(stderr, "timing on %s (%s); a device-to-device copy moves %.1f GB/s (read + write)\n",
-               bench.device_name().c_str(), bench.arch().c_str(), copy / 1e9);
+  const double copy = bench.copy_bandwidth(), peak = bench.dense_f16_peak();
+  std::fprintf(stderr, "timing on %s (%s); a device-to-device copy moves %.1f GB/s (read + write); dense f16 "
+               "tensor-core peak %.0f TFLOP/s\n", bench.device_name().c_str(), bench.arch().c_str(), copy / 1e9,
+               peak / 1e12);
   nlohmann::json out = nlohmann::json::array();
   if (!o.json) {
-    std::printf("| %-12s | %-12s | %6s | %15s | %9s | %12s | %10s |\n", "model", "matmul", "type", "rows x cols",
-                "us/launch", "weights GB/s", "% of copy");
-    std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", std::string(12, '-').c_str(), std::string(12, '-').c_str(),
-                "------", "--------------:", "--------:", "-----------:", "---------:");
+    std::printf("| %-12s | %-12s | %6s | %15s | %6s | %10s | %12s | %9s | %8s | %9s |\n", "model", "matmul", "type",
+                "rows x cols", "tokens", "us/launch", "weights GB/s", "% of copy", "TFLOP/s", "% of peak");
+    std::printf("| %s | %s | ------ | --------------: | -----: | ---------: | -----------: | --------: | -------: | "
+                "--------: |\n", std::string(12, '-').c_str(), std::string(12, '-').c_str());
   }
   for (size_t p = 0; p < presets.size(); ++p) {
     const auto& m = presets[p];
     const int64_t head_dim = m.effective_head_dim();
-    for (TensorType t : types) {
-      for (const auto& c : cuda::decoder_bench_cases(m.n_embd, m.n_ff, int64_t{m.n_head} * head_dim,
-                                                     int64_t{m.n_head_kv} * head_dim, m.n_vocab, t)) {
-        if (c.cols % info(t).block_size != 0) continue;  // a shape the format cannot hold
-        const auto r = bench.run(c, o.reps);
-        const double gbs = static_cast<double>(r.weight_bytes) / r.seconds / 1e9;
-        if (o.json) {
-          out.push_back({{"model", o.presets[p]}, {"matmul", c.name}, {"type", type_name(t)}, {"rows", c.rows},
-                         {"cols", c.cols}, {"seconds_per_launch", r.seconds}, {"weight_bytes", r.weight_bytes},
-                         {"weights_gb_per_s", gbs}, {"copy_bandwidth", copy},
-                         {"fraction_of_copy", copy > 0 ? gbs * 1e9 / copy : 0.0}, {"weight_copies", r.copies}});
-        } else {
-          char shape[32];
-          std::snprintf(shape, sizeof shape, "%lld x %lld", static_cast<long long>(c.rows),
-                        static_cast<long long>(c.cols));
-          std::printf("| %-12s | %-12s | %6s | %15s | %9.2f | %12.1f | %9.0f%% |\n", o.presets[p].c_str(),
-                      c.name.c_str(), std::string(type_name(t)).c_str(), shape, r.seconds * 1e6, gbs,
-                      copy > 0 ? 100 * gbs * 1e9 / copy : 0.0);
-          std::fflush(stdout);
+    for (int64_t tokens : o.tokens)
+      for (TensorType t : types) {
+        for (const auto& c : cuda::decoder_bench_cases(m.n_embd, m.n_ff, int64_t{m.n_head} * head_dim,
+                                                       int64_t{m.n_head_kv} * head_dim, m.n_vocab, t, tokens)) {
+          if (c.cols % info(t).block_size != 0) continue;  // a shape the format cannot hold
+          const auto r = bench.run(c, o.reps);
+          const double gbs = static_cast<double>(r.weight_bytes) / r.seconds / 1e9;
+          const double tflops = r.flops / r.seconds / 1e12;
+          if (o.json) {
+            out.push_back({{"model", o.presets[p]}, {"matmul", c.name}, {"type", type_name(t)}, {"rows", c.rows},
+                           {"cols", c.cols}, {"tokens", tokens}, {"seconds_per_launch", r.seconds},
+                           {"weight_bytes", r.weight_bytes}, {"weights_gb_per_s", gbs}, {"copy_bandwidth", copy},
+                           {"fraction_of_copy", copy > 0 ? gbs * 1e9 / copy : 0.0}, {"tflop_per_s", tflops},
+                           {"dense_f16_peak", peak}, {"fraction_of_peak", peak > 0 ? tflops * 1e12 / peak : 0.0},
+                           {"weight_copies", r.copies}});
+          } else {
+            char shape[32];
+            std::snprintf(shape, sizeof shape, "%lld x %lld", static_cast<long long>(c.rows),
+                          static_cast<long long>(c.cols));
+            std::printf("| %-12s | %-12s | %6s | %15s | %6lld | %10.2f | %12.1f | %8.0f%% | %8.1f | %8.1f%% |\n",
+                        o.presets[p].c_str(), c.name.c_str(), std::string(type_name(t)).c_str(), shape,
+                        static_cast<long long>(tokens), r.seconds * 1e6, gbs, copy > 0 ? 100 * gbs * 1e9 / copy : 0.0,
+                        tflops, peak > 0 ? 100 * tflops * 1e12 / peak : 0.0);
+            std::fflush(stdout);
+          }
         }
       }
-    }
   }
   if (o.json) std::printf("%s\n", out.dump(2).c_str());
 }

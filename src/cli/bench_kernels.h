@@ -1,7 +1,9 @@
 #pragma once
-// rayo bench --kernels: each matmul kernel of a decode step timed alone on the
-// GPU (backends/cuda/kernel_bench.h), per weight format, at the shapes of real
-// models, against the device-to-device copy bandwidth measured in the same run.
+// rayo bench --kernels: each matmul kernel of a step timed alone on the GPU
+// (backends/cuda/kernel_bench.h), per weight format, at the shapes of real
+// models and for steps of 1 (decode) to thousands of tokens, against the
+// device-to-device copy bandwidth measured in the same run (GB/s of weights)
+// and the device's dense f16 tensor-core peak (TFLOP/s).
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@ namespace rayo::cli {
 struct KernelBenchOptions {
   std::vector<std::string> presets = {"llama3-8b", "qwen2.5-1.5b"};  // rayo synth presets
   std::vector<std::string> types;  // ggml type names; empty: every format the GPU multiplies
+  std::vector<int64_t> tokens = {1};  // token rows per matmul: 1 is decode; from 16, tensor cores
   int reps = 5;
   bool json = false;
 };

@@ -26,6 +26,7 @@
 #include <set>
 
 #include "backends/cuda/cuda_backend.h"
+#include "cli/bench_batched.h"
 #include "cli/bench_kernels.h"
 #include "cli/command.h"
 #include "cli/options.h"
@@ -43,6 +44,7 @@ struct BenchOptions {
   int n_prompt = 512;
   int n_gen = 128;
   std::vector<int> depths = {0};
+  std::vector<int> batches;  // -B: tg of that many sequences decoded together, instead of one
   int reps = 5;
   bool json = false;
   bool kernels = false;  // --kernels: the decode step's matmul kernels alone (bench_kernels.h)
@@ -53,16 +55,18 @@ struct TestResult {
   std::string name;
   int n_prompt = 0, n_gen = 0, depth = 0;
   std::vector<double> seconds;
+  int seqs = 1;  // sequences decoded together (-B): n_gen tokens each
+  double tokens() const { return n_prompt + static_cast<double>(n_gen) * seqs; }
   double mean_ts() const {
     double s = 0;
-    for (double t : seconds) s += (n_prompt + n_gen) / t;
+    for (double t : seconds) s += tokens() / t;
     return s / seconds.size();
   }
   double stddev_ts() const {
     if (seconds.size() < 2) return 0;
     const double m = mean_ts();
     double s = 0;
-    for (double t : seconds) s += std::pow((n_prompt + n_gen) / t - m, 2);
+    for (double t : seconds) s += std::pow(tokens() / t - m, 2);
     return std::sqrt(s / (seconds.size() - 1));
   }
 };
@@ -198,7 +202,13 @@ void run(BenchOptions o) {
       for (int i = 0; i < o.reps; ++i) r.seconds.push_back(time_prompt(session, context, depth, prompt));
       results.push_back(r);
     }
-    if (o.n_gen > 0) {
+    if (o.n_gen > 0 && !o.batches.empty()) {
+      for (const auto& b : bench_batched_decode(*model, backend_choice(sopts), o.batches, o.n_gen, depth, o.reps)) {
+        TestResult r{"tg" + std::to_string(o.n_gen) + at + " @ B" + std::to_string(b.batch), 0, o.n_gen, depth,
+                     b.seconds, b.batch};
+        results.push_back(r);
+      }
+    } else if (o.n_gen > 0) {
       TestResult r{"tg" + std::to_string(o.n_gen) + at, 0, o.n_gen, depth, {}};
       time_generation(session, context, depth, std::min(o.n_gen, 16), 1);  // warm-up
       for (int i = 0; i < o.reps; ++i) r.seconds.push_back(time_generation(session, context, depth, o.n_gen, 1));
@@ -215,8 +225,12 @@ void run(BenchOptions o) {
     return r.n_gen > 0 ? kv_bytes_per_token(*model, sopts.kv_type, r.n_gen, r.depth) : uint64_t{0};
   };
   if (o.n_gen > 0) bandwidth = std::max(bandwidth, session.backend().measure_memory_bandwidth());
+  // A step reads the weights once and each sequence's KV cache: (weights + B x
+  // KV) x steps/s, steps/s = tokens/s / B.
   const auto roofline = [&](const TestResult& r) {
-    return r.n_gen > 0 && bandwidth > 0 ? (per_token + kv_per_token(r)) * r.mean_ts() / bandwidth : 0.0;
+    return r.n_gen > 0 && bandwidth > 0
+               ? (per_token + r.seqs * kv_per_token(r)) * r.mean_ts() / r.seqs / bandwidth
+               : 0.0;
   };
   const bool cuda = session.device() == "cuda";
   const auto cuda_info = cuda ? cuda::cuda_backend_info(session.backend()) : cuda::CudaBackendInfo{};
@@ -225,7 +239,7 @@ void run(BenchOptions o) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : results) {
       std::vector<double> ns, ts;
-      for (double s : r.seconds) ns.push_back(s * 1e9), ts.push_back((r.n_prompt + r.n_gen) / s);
+      for (double s : r.seconds) ns.push_back(s * 1e9), ts.push_back(r.tokens() / s);
       const double avg_ns = std::accumulate(ns.begin(), ns.end(), 0.0) / ns.size();
       double sd_ns = 0;
       for (double v : ns) sd_ns += (v - avg_ns) * (v - avg_ns);
@@ -243,6 +257,7 @@ void run(BenchOptions o) {
                      {"n_prompt", r.n_prompt},
                      {"n_gen", r.n_gen},
                      {"n_depth", r.depth},
+                     {"n_seqs", r.seqs},
                      {"avg_ns", static_cast<uint64_t>(avg_ns)},
                      {"stddev_ns", static_cast<uint64_t>(sd_ns)},
                      {"avg_ts", r.mean_ts()},
@@ -276,7 +291,7 @@ void run(BenchOptions o) {
   for (const auto& r : results) {
     char ts[64], gbs[32] = "";
     std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.mean_ts(), r.stddev_ts());
-    if (r.n_gen > 0) std::snprintf(gbs, sizeof gbs, "%.2f", per_token * r.mean_ts() / 1e9);
+    if (r.n_gen > 0) std::snprintf(gbs, sizeof gbs, "%.2f", per_token * r.mean_ts() / r.seqs / 1e9);
     std::printf("| %-30s | %10s | %8s | %-7s | %7d | %15s | %20s | %12s |\n", label.c_str(),
                 format_bytes(model->weight_bytes()).c_str(), params, backend.c_str(), session.n_threads(),
                 r.name.c_str(), ts, gbs);
@@ -285,9 +300,12 @@ void run(BenchOptions o) {
               format_bytes(per_token).c_str());
   for (const auto& r : results)
     if (r.n_gen > 0 && bandwidth > 0)
-      std::printf("%s roofline: (%s weights + %s KV cache) x %.2f t/s = %.1f GB/s, %.0f%% of the %.1f GB/s %s\n",
-                  r.name.c_str(), format_bytes(per_token).c_str(), format_bytes(kv_per_token(r)).c_str(), r.mean_ts(),
-                  (per_token + kv_per_token(r)) * r.mean_ts() / 1e9, 100 * roofline(r), bandwidth / 1e9,
+      std::printf("%s roofline: (%s weights + %s%s KV cache) x %.2f %s/s = %.1f GB/s, %.0f%% of the %.1f GB/s %s\n",
+                  r.name.c_str(), format_bytes(per_token).c_str(),
+                  r.seqs > 1 ? cat(r.seqs, " x ").c_str() : "", format_bytes(kv_per_token(r)).c_str(),
+                  r.mean_ts() / r.seqs, r.seqs > 1 ? "steps" : "t",
+                  (per_token + r.seqs * kv_per_token(r)) * r.mean_ts() / r.seqs / 1e9, 100 * roofline(r),
+                  bandwidth / 1e9,
                   cuda ? "a device-to-device copy moves (read + write), measured in this run"
                        : "a streaming read reaches on these threads, measured in this run");
   std::printf("start: %.2f s (%s)\n", start_seconds,
@@ -309,6 +327,10 @@ void setup(CLI::App& root) {
   cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens (0: skip the pp test)")->capture_default_str();
   cmd->add_option("-n,--n-gen", o->n_gen, "generated tokens (0: skip the tg test)")->capture_default_str();
   cmd->add_option("-r,--repetitions", o->reps, "repetitions of each test")->capture_default_str();
+  cmd->add_option("-B,--batch-decode", o->batches,
+                  "tg of that many sequences decoded together, one token each per step (comma-separated sizes, like "
+                  "llama-batched-bench's -npl); t/s counts every sequence's tokens")
+      ->delimiter(',');
   cmd->add_option("-d,--n-depth", o->depths,
                   "tokens already in the context before each test, comma-separated (like llama-bench)")
       ->delimiter(',')
@@ -322,6 +344,10 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--types", o->kernel.types, "with --kernels: weight types (default: every format), comma-separated")
       ->delimiter(',');
+  cmd->add_option("--tokens", o->kernel.tokens,
+                  "with --kernels: tokens per matmul, comma-separated (1: decode; from 16 on tensor cores)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->callback([o] {
     if (o->kernels) {
       o->kernel.reps = o->reps;

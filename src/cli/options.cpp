@@ -88,4 +88,9 @@ std::string read_prompt(const std::string& prompt, const std::string& file) {
   return text;
 }
 
+runtime::BackendChoice backend_choice(const runtime::SessionOptions& s) {
+  return runtime::BackendChoice{s.device, s.n_threads > 0 ? s.n_threads : runtime::default_thread_count(), s.kv_type,
+                                s.cuda_graphs, s.fuse, s.verbose};
+}
+
 }  // namespace rayo::cli

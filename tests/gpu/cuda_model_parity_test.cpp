@@ -107,22 +107,25 @@ TEST(CudaModelParity, EverySharedModelTeacherForcedMatchesTheCpuBackend) {
   EXPECT_GE(models, 20);
 }
 
+// A prompt of 512 tokens in one step (its matmuls on tensor cores) against the
+// CPU backend token by token: every row's logits within the tolerance.
 TEST(CudaModelParity, PrefillBatchMatchesTokenByToken) {
   RAYO_REQUIRE_GPU();
   RAYO_REQUIRE_SHARED();
   Loaded m = load("synth-llama-q4_k_m");
+  const int n = 512;
   auto gpu = make_cuda_backend(CudaOptions{.progress = false});
-  gpu->init_kv_cache(kv_config(m.spec, 128));
-  graph::Executor batch(*gpu, m.arch->build(m.file, m.spec, graph::GraphConfig{16, 16}));
-  std::vector<int32_t> tokens(11), positions(11), rows(11);
-  for (int i = 0; i < 11; ++i) tokens[i] = (i * 37 + 1) % 512, positions[i] = i, rows[i] = i;
-  const OneSequence seq(128);
+  gpu->init_kv_cache(kv_config(m.spec, n));
+  graph::Executor batch(*gpu, m.arch->build(m.file, m.spec, graph::GraphConfig{n, n}));
+  std::vector<int32_t> tokens(n), positions(n), rows(n);
+  for (int i = 0; i < n; ++i) tokens[i] = (i * 37 + 1) % 512, positions[i] = i, rows[i] = i;
+  const OneSequence seq(n);
   auto all = batch.step(seq.step(tokens, positions, rows));
   std::vector<float> batched(all.begin(), all.end());
   cpu::CpuBackend cpu(2);
-  cpu.init_kv_cache(kv_config(m.spec, 128));
+  cpu.init_kv_cache(kv_config(m.spec, n));
   graph::Executor one(cpu, m.arch->build(m.file, m.spec, graph::GraphConfig{1, 1}));
-  for (int i = 0; i < 11; ++i) {
+  for (int i = 0; i < n; ++i) {
     const int32_t row = 0;
     auto l = one.step(seq.step({&tokens[i], 1}, {&positions[i], 1}, {&row, 1}));
     auto [d, same] = compare(l, std::span<const float>(batched).subspan(i * 512, 512));

@@ -21,6 +21,9 @@ const std::vector<EmulatedModel>& emulated_models() {
       {"synth-llama-q4_k_m", 4, 4},  // token tiles
       {"synth-qwen2-q8_0", 1, 1},    // biases, NeoX rope, tied output
       {"synth-qwen3-q4_k_m", 1, 1},  // per-head q/k norms: unfused attention input, one twin for three matmuls
+      {"synth-llama-q4_k_m", 32, 32},   // prompt graphs: the matmuls on tensor cores
+      {"synth-qwen2-q8_0", 32, 32},
+      {"synth-qwen3-q4_k_m", 32, 32},
   };
   return models;
 }
@@ -31,6 +34,9 @@ std::vector<cuda::KernelBenchCase> emulated_kernel_bench_cases() {
   std::vector<cuda::KernelBenchCase> cases;
   for (TensorType t : {TensorType::Q4_K, TensorType::F16})
     for (auto& c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, t)) cases.push_back(c);
+  // A step of 40 tokens: the GEMVs' token tiles for F16, tensor cores for Q4_K.
+  for (TensorType t : {TensorType::Q4_K, TensorType::F16})
+    for (auto& c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, t, 40)) cases.push_back(c);
   return cases;
 }
 

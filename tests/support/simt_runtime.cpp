@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -88,6 +89,7 @@ inline void asan_finish_switch(void* save, const void** from_bottom, size_t* fro
 
 constexpr size_t kStackBytes = 256 * 1024;
 constexpr int kWarp = 32;
+constexpr int kGatherWords = 16;
 
 struct Fiber {
   ucontext_t ctx;       // without SIMT_FAST_SWITCH
@@ -108,6 +110,7 @@ struct WarpState {
   Barrier barrier;
   int live = 0;
   uint64_t slots[kWarp] = {};
+  uint32_t wide[kWarp][kGatherWords] = {};  // warp_allgather's exchange
 };
 
 struct BlockState {
@@ -245,6 +248,39 @@ uint64_t warp_exchange(uint64_t mine, int src_lane) {
   const uint64_t r = w.slots[src_lane];
   wait_barrier(w.barrier, w.live);  // nobody overwrites a slot before all have read
   return r;
+}
+
+void warp_allgather(const uint32_t* mine, int n, uint32_t* all) {
+  if (n < 1 || n > kGatherWords) {
+    std::fprintf(stderr, "simt: warp_allgather of %d words per lane\n", n);
+    std::abort();
+  }
+  WarpState& w = my_warp();
+  std::memcpy(w.wide[lane_id()], mine, sizeof(uint32_t) * n);
+  wait_barrier(w.barrier, w.live);
+  for (int l = 0; l < kWarp; ++l) std::memcpy(all + l * n, w.wide[l], sizeof(uint32_t) * n);
+  wait_barrier(w.barrier, w.live);  // nobody overwrites a slot before all have read
+}
+
+void mma_f16_m16n8k16(float* c, const uint32_t* a, const uint32_t* b) {
+  // Every lane's fragments: a[4], b[2], c[4] (as bits).
+  uint32_t mine[10], all[kWarp * 10];
+  std::memcpy(mine, a, 16);
+  std::memcpy(mine + 4, b, 8);
+  std::memcpy(mine + 6, c, 16);
+  warp_allgather(mine, 10, all);
+  auto half_at = [](uint32_t word, int i) { return rayo::fp16_to_fp32(static_cast<uint16_t>(word >> (16 * i))); };
+  // A[r][k]: lane (r % 8) * 4 + (k % 8) / 2, register (r >= 8) + 2 (k >= 8), half k % 2.
+  auto A = [&](int r, int k) { return half_at(all[((r % 8) * 4 + (k % 8) / 2) * 10 + (r >= 8) + 2 * (k >= 8)], k % 2); };
+  // B[k][n]: lane n * 4 + (k % 8) / 2, register (k >= 8), half k % 2.
+  auto B = [&](int k, int n) { return half_at(all[(n * 4 + (k % 8) / 2) * 10 + 4 + (k >= 8)], k % 2); };
+  const int lane = lane_id(), g = lane / 4, t = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int r = g + (i >= 2 ? 8 : 0), n = 2 * t + (i & 1);
+    float acc = 0.0f;
+    for (int k = 0; k < 16; ++k) acc += A(r, k) * B(k, n);  // f16 products are exact in float
+    c[i] += acc;
+  }
 }
 
 uint32_t warp_ballot(bool pred) {

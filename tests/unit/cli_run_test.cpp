@@ -96,6 +96,29 @@ TEST(CliBench, DepthRunsEachTestAfterAFilledContext) {
   EXPECT_NE(bad.output.find("-d must not be negative"), std::string::npos) << bad.output;
 }
 
+// -B: tg of B sequences decoded together, one token each per step; t/s counts
+// every sequence's tokens (as llama-batched-bench's text generation).
+TEST(CliBench, BatchDecodeCountsEverySequencesTokens) {
+  RAYO_REQUIRE_SHARED();
+  const auto r = test::run_command(rayo() + " bench -t 2 -p 0 -n 4 -B 1,3 -r 2 --json -m " + stories(), false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 2u) << r.output;
+  EXPECT_EQ(j[0]["n_seqs"], 1);
+  EXPECT_EQ(j[1]["n_seqs"], 3);
+  // tokens/s = B x n_gen / seconds, for every sample.
+  for (const auto& t : j) {
+    ASSERT_EQ(t["samples_ns"].size(), 2u);
+    for (size_t i = 0; i < 2; ++i)
+      EXPECT_NEAR(t["samples_ts"][i].get<double>(),
+                  t["n_seqs"].get<double>() * 4 / (t["samples_ns"][i].get<double>() * 1e-9),
+                  1e-6 * t["samples_ts"][i].get<double>());
+  }
+  const auto bad = test::run_command(rayo() + " bench -p 0 -n 4 -B 0 -m " + stories());
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("-B takes batch sizes from 1 to 1024"), std::string::npos) << bad.output;
+}
+
 TEST(CliRun, StopStringEndsGeneration) {
   RAYO_REQUIRE_SHARED();
   const auto r = test::run_command(

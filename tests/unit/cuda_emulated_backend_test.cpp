@@ -21,6 +21,7 @@
 
 #include "support/simt/simt.h"
 #include "backends/cuda/kernels/common.cuh"
+#include "backends/cuda/kernels/gemm.cuh"
 #include "backends/cuda/kernels/gemv.cuh"
 
 namespace rayo::cuda::emulated {
@@ -409,8 +410,9 @@ TEST_F(EmulatedGpu, ASampledDecodeStepDownloadsOnlyTheToken) {
   EXPECT_TRUE(gpu->samples(0.8f, 40));
 }
 
-// rayo bench --kernels on the emulated GPU: every kind of decode matmul, timed
-// in a graph over copies of the weights, reading each copy's bytes.
+// rayo bench --kernels on the emulated GPU: every kind of matmul of a step of 1
+// and of 40 tokens (GEMVs, tensor-core GEMMs), timed in a graph over copies of
+// the weights, reading each copy's bytes.
 TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
   KernelBench bench;
   for (const auto& c : test::emulated_kernel_bench_cases()) {
@@ -419,6 +421,7 @@ TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
     const auto r = bench.run(c, 1, 3);
     const int matrices = c.kind == KernelBenchKind::GateUp ? 2 : 1;
     EXPECT_EQ(r.weight_bytes, matrices * row_bytes(c.type, c.cols) * c.rows);
+    EXPECT_DOUBLE_EQ(r.flops, 2.0 * matrices * c.rows * c.cols * c.tokens);
     // Small matrices: as many copies as allowed (the emulator has 64 MiB free).
     EXPECT_EQ(r.copies, 3);
     EXPECT_EQ(fake_->launches - launches, static_cast<uint64_t>(r.copies)) << "one capture of a launch per copy";
@@ -478,6 +481,13 @@ TEST_F(EmulatedGpu, QuantizedModelsMatchTheCpuBackend) {
 }
 
 TEST_F(EmulatedGpu, TokenTilesMatchTheCpuBackend) { check_model("synth-llama-q4_k_m", 4, 7); }
+
+// Graphs of 32 tokens run their matmuls on tensor cores (the GEMMs of gemm.cuh).
+TEST_F(EmulatedGpu, PromptGraphsOnTensorCoresMatchTheCpuBackend) {
+  check_model("synth-llama-q4_k_m", 32, 20);
+  check_model("synth-qwen2-q8_0", 32, 12);
+  check_model("synth-qwen3-q4_k_m", 32, 12);
+}
 
 // The server's scheduler on the GPU: a request's tokens are the same alone and
 // beside three others (prompts read in chunks of 4 beside decode rows, graph

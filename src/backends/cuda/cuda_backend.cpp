@@ -510,7 +510,11 @@ class CudaBackend : public graph::Backend {
       case Op::RmsNormMatMul:
       case Op::MatMulAdd: {
         const int64_t m = g.weights()[n.weight].rows;
-        return add(make_launch(spec, "gemv", {ceil_div(m, 32), ceil_div(rows, tt)}, 256,
+        const bool gemm = uses_gemm(g, n);
+        return add(make_launch(spec, gemm ? "gemm" : "gemv",
+                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, 32), ceil_div(m, 64)}
+                                    : std::initializer_list<int64_t>{ceil_div(m, 32), ceil_div(rows, tt)},
+                               gemm ? 128 : 256,
                                {M(n.weight), V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), V(n.out),
                                 n.op == Op::MatMulAdd ? V(n.in[1]) : 0, out.q, out.ds, out.ss, out.norm_w, nr}));
       }
@@ -534,13 +538,21 @@ class CudaBackend : public graph::Backend {
       }
       case Op::GateUpSwiGLU: {
         const int64_t m = g.weights()[n.weight].rows;
-        return add(make_launch(spec, "gemv_swiglu", {ceil_div(m, 32), ceil_div(rows, tt)}, 256,
+        const bool gemm = uses_gemm(g, n);
+        return add(make_launch(spec, gemm ? "gemm_swiglu" : "gemv_swiglu",
+                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, 32), ceil_div(m, 32)}
+                                    : std::initializer_list<int64_t>{ceil_div(m, 32), ceil_div(rows, tt)},
+                               gemm ? 128 : 256,
                                {M(n.weight), M(n.aux[1]), V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), V(n.out),
                                 out.q, out.ds, out.ss, nr}));
       }
       case Op::QkvRopeStore: {
         const int64_t pairs = (static_cast<int64_t>(n.n_head) + 2 * n.n_head_kv) * n.head_dim / 2;
-        return add(make_launch(spec, "qkv_rope_store", {ceil_div(pairs, 16), ceil_div(rows, tt)}, 256,
+        const bool gemm = uses_gemm(g, n);
+        return add(make_launch(spec, gemm ? "gemm_qkv_rope_store" : "qkv_rope_store",
+                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, 32), ceil_div(pairs, 32)}
+                                    : std::initializer_list<int64_t>{ceil_div(pairs, 16), ceil_div(rows, tt)},
+                               gemm ? 128 : 256,
                                {M(n.weight), M(n.aux[1]), M(n.aux[2]), Vec(n.aux[3]), Vec(n.aux[4]), Vec(n.aux[5]),
                                 V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), Vec(n.rope.freq_factors), V(n.out),
                                 k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr}));

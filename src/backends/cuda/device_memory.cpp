@@ -75,6 +75,8 @@ DeviceContext::DeviceContext(int ordinal) {
   check(a.cuDeviceGetAttribute(&cc_major_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_), "compute capability");
   check(a.cuDeviceGetAttribute(&cc_minor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_), "compute capability");
   check(a.cuDeviceTotalMem(&total_mem_, device_), "cuDeviceTotalMem");
+  check(a.cuDeviceGetAttribute(&sm_count_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_), "SM count");
+  check(a.cuDeviceGetAttribute(&clock_khz_, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device_), "clock rate");
   check(a.cuDevicePrimaryCtxRetain(&ctx_, device_), "cuDevicePrimaryCtxRetain");
   check(a.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
   check(a.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");

@@ -23,6 +23,7 @@ using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
 
 // Device attributes rayo queries (values of CUdevice_attribute).
+constexpr int CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13;  // kHz
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;

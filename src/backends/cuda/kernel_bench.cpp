@@ -19,25 +19,45 @@ size_t device_bytes(const KernelBenchCase& c) {
 
 }  // namespace
 
+static bool on_tensor_cores(const KernelBenchCase& c) { return c.tokens >= kGemmMinTokens && is_quantized(c.type); }
+
 KernelSpec kernel_bench_spec(const KernelBenchCase& c) {
   const bool q = is_quantized(c.type);
+  const int tt = gemv_token_tile(c.tokens);
   constexpr float kEps = 1e-5f;
+  KernelSpec s;
   switch (c.kind) {
-    case KernelBenchKind::Gemv: return gemv_spec(c.type, c.cols, c.rows, 1, -1.0f, 0);
-    case KernelBenchKind::GemvResidual:
-      return gemv_spec(c.type, c.cols, c.rows, 1, -1.0f, 1, Emit{q, q, true});
-    case KernelBenchKind::GateUp: return gemv_swiglu_spec(c.type, c.type, c.cols, c.rows, 1, kEps, Emit{q, false, false});
-    case KernelBenchKind::Logits: return gemv_spec(c.type, c.cols, c.rows, 1, kEps, 0);
+    case KernelBenchKind::Gemv: s = gemv_spec(c.type, c.cols, c.rows, tt, -1.0f, 0); break;
+    case KernelBenchKind::GemvResidual: s = gemv_spec(c.type, c.cols, c.rows, tt, -1.0f, 1, Emit{q, q, true}); break;
+    case KernelBenchKind::GateUp: s = gemv_swiglu_spec(c.type, c.type, c.cols, c.rows, tt, kEps, Emit{q, false, false}); break;
+    case KernelBenchKind::Logits: s = gemv_spec(c.type, c.cols, c.rows, tt, kEps, 0); break;
   }
-  fail("unknown kernel benchmark kind");
+  return on_tensor_cores(c) ? tensor_core_variant(s) : s;
+}
+
+double KernelBench::dense_f16_peak() const {
+  // Dense f16 tensor-core FLOP per clock per SM with f32 accumulation.
+  int per_sm = 0;
+  switch (ctx_.compute_capability()) {
+    case 80: per_sm = 2048; break;  // A100
+    case 86:
+    case 87:
+    case 89: per_sm = 512; break;   // Ampere/Ada parts with half-rate f32 accumulation
+    case 90: per_sm = 4096; break;  // H100, H200
+    default: break;
+  }
+  return static_cast<double>(per_sm) * ctx_.sm_count() * ctx_.clock_khz() * 1e3;
 }
 
 std::vector<KernelBenchCase> decoder_bench_cases(int64_t n_embd, int64_t n_ff, int64_t q_dim, int64_t kv_dim,
-                                                 int64_t n_vocab, TensorType type) {
+                                                 int64_t n_vocab, TensorType type, int64_t tokens) {
   using K = KernelBenchKind;
-  return {{"attn_q", K::Gemv, type, q_dim, n_embd},         {"attn_k/v", K::Gemv, type, kv_dim, n_embd},
-          {"attn_output", K::GemvResidual, type, n_embd, q_dim}, {"ffn_gate+up", K::GateUp, type, n_ff, n_embd},
-          {"ffn_down", K::GemvResidual, type, n_embd, n_ff},   {"output", K::Logits, type, n_vocab, n_embd}};
+  return {{"attn_q", K::Gemv, type, q_dim, n_embd, tokens},
+          {"attn_k/v", K::Gemv, type, kv_dim, n_embd, tokens},
+          {"attn_output", K::GemvResidual, type, n_embd, q_dim, tokens},
+          {"ffn_gate+up", K::GateUp, type, n_ff, n_embd, tokens},
+          {"ffn_down", K::GemvResidual, type, n_embd, n_ff, tokens},
+          {"output", K::Logits, type, n_vocab, n_embd, tokens}};
 }
 
 KernelBench::KernelBench(int device) : ctx_(device), cache_(ctx_.arch(), Driver::get().version()) {
@@ -62,6 +82,8 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
   const size_t matrix = device_bytes(c);
   KernelBenchResult r;
   r.weight_bytes = static_cast<uint64_t>(matrices) * row_bytes(c.type, c.cols) * c.rows;
+  r.flops = 2.0 * matrices * static_cast<double>(c.rows) * static_cast<double>(c.cols) * static_cast<double>(c.tokens);
+  RAYO_CHECK(c.tokens >= 1 && c.tokens <= (int64_t{1} << 16), "kernel benchmark of ", c.tokens, " tokens");
 
   // Copies of the weights: together at least 4x a large L2 cache (50 MiB on an
   // H100), within half the free memory and max_copies.
@@ -74,26 +96,37 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
   DeviceBuffer weights = ctx_.alloc(per_launch * r.copies);
   check(a.cuMemsetD8(weights.ptr(), 0x11, weights.bytes()), "fill the weights");
 
-  // Activations: x and its twin in, y (and its twin) out, a residual, norm
-  // weights, the step's row count.
-  const int64_t in = c.cols, out = c.rows;
+  // Activations (for every token): x and its twin in, y (and its twin) out, a
+  // residual, norm weights, the step's row count.
+  const int64_t in = c.cols * c.tokens, out = c.rows * c.tokens;
   auto zeroed = [&](size_t bytes) {
     DeviceBuffer b = ctx_.alloc(std::max<size_t>(bytes, 256));
     check(a.cuMemsetD8(b.ptr(), 0, b.bytes()), "clear a buffer");
     return b;
   };
   DeviceBuffer x = zeroed(in * 4), xq = zeroed(in), xds = zeroed(in / 32 * 8), xss = zeroed((in + 31) / 32 * 4);
-  DeviceBuffer norm_w = zeroed(std::max(in, out) * 4), y = zeroed(out * 4), res = zeroed(out * 4);
+  DeviceBuffer norm_w = zeroed(std::max(c.cols, c.rows) * 4), y = zeroed(out * 4), res = zeroed(out * 4);
   DeviceBuffer yq = zeroed(out), yds = zeroed(out / 32 * 8), yss = zeroed((out + 31) / 32 * 4);
   DeviceBuffer n_rows = ctx_.alloc(sizeof(int32_t));
-  const int32_t one = 1;
-  ctx_.upload(n_rows.ptr(), &one, sizeof one);
+  const int32_t tokens = static_cast<int32_t>(c.tokens);
+  ctx_.upload(n_rows.ptr(), &tokens, sizeof tokens);
 
   const KernelSpec spec = kernel_bench_spec(c);
-  const char* entry = gate_up ? "gemv_swiglu" : "gemv";
+  const std::string& entry = spec.entries.front();
   CUfunction fn = nullptr;
-  check(a.cuModuleGetFunction(&fn, static_cast<CUmodule>(cache_.get(spec).module), entry), entry);
-  const unsigned blocks = static_cast<unsigned>((c.rows + 31) / 32);
+  check(a.cuModuleGetFunction(&fn, static_cast<CUmodule>(cache_.get(spec).module), entry.c_str()), entry.c_str());
+  // The backend's grids (cuda_backend.cpp): GEMVs (row blocks, token tiles),
+  // GEMMs (token tiles, row tiles).
+  unsigned gx, gy, threads;
+  if (on_tensor_cores(c)) {
+    gx = static_cast<unsigned>((c.tokens + 31) / 32);
+    gy = static_cast<unsigned>(gate_up ? (c.rows + 31) / 32 : (c.rows + 63) / 64);
+    threads = 128;
+  } else {
+    gx = static_cast<unsigned>((c.rows + 31) / 32);
+    gy = static_cast<unsigned>((c.tokens + gemv_token_tile(c.tokens) - 1) / gemv_token_tile(c.tokens));
+    threads = 256;
+  }
   std::vector<std::vector<uint64_t>> args;
   for (int i = 0; i < r.copies; ++i) {
     const CUdeviceptr w = weights.ptr() + per_launch * i;
@@ -125,7 +158,7 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
   for (auto& arg : args) {
     std::vector<void*> params;
     for (auto& v : arg) params.push_back(&v);
-    ctx_.launch(fn, blocks, 1, 1, 256, params.data());
+    ctx_.launch(fn, gx, gy, 1, threads, params.data());
   }
   check(a.cuStreamEndCapture(ctx_.stream(), &graph), "end graph capture");
   check(a.cuGraphInstantiate(&exec, graph, 0), "instantiate the benchmark graph");

@@ -32,18 +32,21 @@ struct KernelBenchCase {
   KernelBenchKind kind = KernelBenchKind::Gemv;
   TensorType type = TensorType::Q4_K;
   int64_t rows = 0, cols = 0;  // of W (each of gate and up for GateUp)
+  int64_t tokens = 1;          // token rows multiplied at once (from kGemmMinTokens: on tensor cores)
 };
 
-// The kernel variant a case runs (decode: one token).
+// The kernel variant a case runs: the decode GEMVs (their token tiles for a few
+// tokens), the tensor-core GEMMs for many.
 KernelSpec kernel_bench_spec(const KernelBenchCase& c);
 
-// The decode step's matmuls of a model with these shapes, in one format.
+// The matmuls of a step of `tokens` tokens of a model with these shapes, in one format.
 std::vector<KernelBenchCase> decoder_bench_cases(int64_t n_embd, int64_t n_ff, int64_t q_dim, int64_t kv_dim,
-                                                 int64_t n_vocab, TensorType type);
+                                                 int64_t n_vocab, TensorType type, int64_t tokens = 1);
 
 struct KernelBenchResult {
   double seconds = 0;         // per launch (the best of the rounds)
   uint64_t weight_bytes = 0;  // read per launch (the file's bytes of the matrices)
+  double flops = 0;           // per launch: 2 x rows x cols x tokens (x 2 for gate + up)
   int copies = 0;             // copies of the weights the graph cycles through
 };
 
@@ -56,6 +59,9 @@ class KernelBench {
   std::string arch() const { return ctx_.arch(); }
   // The roofline: bytes per second a device-to-device copy moves (read + write).
   double copy_bandwidth() { return measure_copy_bandwidth(ctx_); }
+  // The device's dense f16 tensor-core peak (FLOP/s, f32 accumulation), from its
+  // SMs, clock and architecture; 0 for an architecture not in the table.
+  double dense_f16_peak() const;
   // Times `rounds` replays of a graph of launches of c's kernel, over at most
   // max_copies copies of the weights.
   KernelBenchResult run(const KernelBenchCase& c, int rounds = 5, int max_copies = 256);

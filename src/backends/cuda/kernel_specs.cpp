@@ -22,6 +22,23 @@ std::string KernelSpec::key() const {
 
 int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
 
+bool uses_gemm(const graph::Graph& g, const Node& n) {
+  return n.in[0] >= 0 && g.max_rows(g.values()[n.in[0]]) >= kGemmMinTokens && reads_q8(g, n);
+}
+
+KernelSpec tensor_core_variant(const KernelSpec& s) {
+  KernelSpec t = s;
+  if (s.file == "gemv.cu")
+    t.file = "gemm.cu", t.entries = {"gemm"};
+  else if (s.file == "gemv_swiglu.cu")
+    t.file = "gemm_swiglu.cu", t.entries = {"gemm_swiglu"};
+  else if (s.file == "qkv_rope_store.cu")
+    t.file = "gemm_qkv_rope_store.cu", t.entries = {"gemm_qkv_rope_store"};
+  else
+    fail("no tensor-core variant of ", s.file);
+  return t;
+}
+
 static bool is_float_type(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
 
 TensorType matmul_weight_type(const graph::Graph& g, const Node& n, int w) {
@@ -172,6 +189,8 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
   const int tt = gemv_token_tile(max_rows);
   const float norm_eps = n.aux[0] >= 0 ? n.eps : -1.0f;
   const Emit emit = emit_of(plan, index);
+  const bool gemm = uses_gemm(g, n);
+  auto matmul = [&](KernelSpec s) { return gemm ? tensor_core_variant(s) : s; };
   std::vector<KernelSpec> specs;
   for (int t : plan.quantize_before[static_cast<size_t>(index)]) {
     const Twin& tw = plan.twins[static_cast<size_t>(t)];
@@ -185,13 +204,13 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       return specs;
     case Op::RmsNorm: specs.push_back(rms_norm_spec(values[n.out].cols, n.group, n.eps)); return specs;
     case Op::MatMul:
-      specs.push_back(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 0, emit));
+      specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 0, emit)));
       return specs;
     case Op::RmsNormMatMul:
-      specs.push_back(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, n.eps, 0, emit));
+      specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, n.eps, 0, emit)));
       return specs;
     case Op::MatMulAdd:
-      specs.push_back(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 1, emit));
+      specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 1, emit)));
       return specs;
     case Op::AddBias:
     case Op::Add:
@@ -207,8 +226,8 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
                                      emit));
       return specs;
     case Op::GateUpSwiGLU:
-      specs.push_back(gemv_swiglu_spec(mm_type(n.weight), mm_type(n.aux[1]), W(n.weight).cols, W(n.weight).rows, tt,
-                                       norm_eps, emit));
+      specs.push_back(matmul(gemv_swiglu_spec(mm_type(n.weight), mm_type(n.aux[1]), W(n.weight).cols,
+                                              W(n.weight).rows, tt, norm_eps, emit)));
       return specs;
     case Op::QkvRopeStore: {
       QkvShape s;
@@ -224,7 +243,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       s.bias = n.aux[3] >= 0;
       s.norm_eps = norm_eps;
       s.block_size = kv.block_size;
-      specs.push_back(qkv_rope_store_spec(s, tt));
+      specs.push_back(matmul(qkv_rope_store_spec(s, tt)));
       return specs;
     }
   }
@@ -286,6 +305,16 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
     out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, normed));
     out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, Emit{}));  // the last layer's
     if (s.ffn_down == s.ffn) break;
+  }
+  // A prompt graph's matmuls on tensor cores (its token tile macro is 4).
+  const size_t decode_specs = out.size();
+  for (size_t i = 0; i < decode_specs; ++i) {
+    const auto& f = out[i].file;
+    if (f != "gemv.cu" && f != "gemv_swiglu.cu" && f != "qkv_rope_store.cu") continue;
+    KernelSpec t = tensor_core_variant(out[i]);
+    for (auto& [name, value] : t.defines)
+      if (name == "TT") value = "4";
+    out.push_back(t);
   }
   out.push_back(elementwise_spec(s.n_embd, normed));  // select_rows
   out.push_back(gemv_spec(s.output, s.n_embd, s.n_vocab, 1, s.eps, 0));

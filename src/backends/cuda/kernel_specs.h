@@ -25,6 +25,17 @@ struct KernelSpec {
 // weight group between this many rows.
 int gemv_token_tile(int64_t max_rows);
 
+// Graphs of at least this many token rows multiply quantized weights on
+// tensor cores (gemm.cuh), smaller ones with the GEMVs. (A first choice: the
+// crossover is to be measured on a GPU with rayo bench.)
+constexpr int64_t kGemmMinTokens = 16;
+// Whether matmul node n of g runs as a tensor-core GEMM.
+bool uses_gemm(const graph::Graph& g, const graph::Node& n);
+// The tensor-core twin of a GEMV-family variant: the same macros, gemm.cu for
+// gemv.cu, gemm_swiglu.cu for gemv_swiglu.cu, gemm_qkv_rope_store.cu for
+// qkv_rope_store.cu.
+KernelSpec tensor_core_variant(const KernelSpec& gemv_family);
+
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
 // tokens) use small chunks, so that a long context spreads over many blocks
 // (at most 1024 splits); prompt graphs large ones, so that their partial

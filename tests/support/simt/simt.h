@@ -48,6 +48,13 @@ void syncwarp();
 // Exchanges one 64-bit word per lane: returns the word lane src_lane (of this
 // warp) contributed. All lanes of the warp must call it together.
 uint64_t warp_exchange(uint64_t mine, int src_lane);
+// Every lane's n words (n <= 16), lane after lane, into all[32 * n]. All lanes
+// of the warp must call it together.
+void warp_allgather(const uint32_t* mine, int n, uint32_t* all);
+// mma.sync.m16n8k16.row.col.f32.f16.f16.f32 (kernels/mma.cuh documents the
+// fragments): every lane's c += its part of A * B, the products summed in k
+// order in float.
+void mma_f16_m16n8k16(float* c, const uint32_t* a, const uint32_t* b);
 // The ballot of `pred` over the warp (bit l = lane l's predicate).
 uint32_t warp_ballot(bool pred);
 int lane_id();
@@ -158,6 +165,7 @@ struct alignas(16) float4 {
   float x, y, z, w;
 };
 inline float2 make_float2(float x, float y) { return float2{x, y}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 template <typename T>
 inline T __ldg(const T* p) {
   return *p;

@@ -47,3 +47,9 @@
 #undef TPP
 #undef TPP2
 #undef PPP
+#undef SWIGLU_ROWS
+#undef TILE_PAIRS
+#undef N_VOCAB
+#undef K_MAX
+#undef SAMPLE_THREADS
+#undef SAMPLE_BOUNDS

@@ -76,6 +76,12 @@ RAYO_UNROLL
   return v;
 }
 
+// p + n, or nullptr for nullptr (an unused pointer of a kernel's arguments).
+template <typename T>
+__device__ __forceinline__ T* offset(T* p, long long n) {
+  return p ? p + n : p;
+}
+
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 
 // Unaligned little-endian loads: GGUF blocks of 18, 22, 34, ... bytes leave

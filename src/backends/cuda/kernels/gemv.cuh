@@ -26,12 +26,6 @@
 
 __device__ __forceinline__ constexpr bool is_float_format(int f) { return f == FMT_F32 || f == FMT_F16 || f == FMT_BF16; }
 
-// p + n, or nullptr for nullptr (an unused pointer of the kernel's arguments).
-template <typename T>
-__device__ __forceinline__ T* offset(T* p, long long n) {
-  return p ? p + n : p;
-}
-
 // The input of a GEMV: f32 rows (x, float weights) or their q8 twin (q, ds;
 // quantized weights); ss and norm_w for a fused RMSNorm.
 struct GemvInput {

@@ -65,6 +65,8 @@ __device__ __forceinline__ int sub_bytes(u32 a, u32 c) { return static_cast<int>
 __device__ __forceinline__ u32 spread4(u32 bits4) { return (bits4 * 0x00204081u) & 0x01010101u; }
 
 __device__ __forceinline__ u32 word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+// Byte j (0..15) of v.
+__device__ __forceinline__ int byte_of(const uint4& v, int j) { return static_cast<int>((word(v, j / 4) >> (8 * (j % 4))) & 0xFF); }
 
 // Where plane p of an R x K matrix of format FMT starts (weight_layout.cpp).
 template <int FMT, long long R, int K>
@@ -97,6 +99,10 @@ struct PlaneOffsets {
   static constexpr long long p2 = round256(p1 + BLOCKS * B1);
 };
 
+// GEMMs decode a matrix a 256-value chunk of a row at a time: 256 / kUnit
+// units, Gpu<FMT>::values giving each unit's values and Gpu<FMT>::offset where
+// each lies in the chunk (units are contiguous runs of 16 to 64 values).
+
 // ---- 32-value formats: a unit is one block ----------------------------------
 
 // Activations of block u: values 32u .. 32u+31.
@@ -121,6 +127,8 @@ RAYO_UNROLL
 template <>
 struct Gpu<FMT_Q4_0> {
   static constexpr int kUnit = 32, kBlock = 32;
+  // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
+  __device__ static int offset(int uc, int i) { return 32 * uc + i; }
   struct Unit {
     uint4 qs;
     u16 d;
@@ -137,11 +145,22 @@ struct Gpu<FMT_Q4_0> {
     const int s = dot_nibbles16(w.qs, a.q);
     return h2f(w.d) * (a.ds[0].x * static_cast<float>(s) - 8.0f * a.ds[0].y);
   }
+  // The unit's values, v[i] at offset(u, i) of its 256-value chunk (GEMMs).
+  __device__ static void values(const Unit& w, float* v) {
+    const float d = h2f(w.d);
+RAYO_UNROLL
+    for (int i = 0; i < 16; ++i) {
+      v[i] = static_cast<float>((byte_of(w.qs, i) & 0xF) - 8) * d;
+      v[16 + i] = static_cast<float>((byte_of(w.qs, i) >> 4) - 8) * d;
+    }
+  }
 };
 
 template <>
 struct Gpu<FMT_Q4_1> {
   static constexpr int kUnit = 32, kBlock = 32;
+  // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
+  __device__ static int offset(int uc, int i) { return 32 * uc + i; }
   struct Unit {
     uint4 qs;
     u32 dm;
@@ -157,6 +176,14 @@ struct Gpu<FMT_Q4_1> {
   __device__ static float dot(const Unit& w, const Act& a) {
     const int s = dot_nibbles16(w.qs, a.q);
     return h2f(static_cast<u16>(w.dm)) * a.ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(w.dm >> 16)) * a.ds[0].y;
+  }
+  __device__ static void values(const Unit& w, float* v) {
+    const float d = h2f(static_cast<u16>(w.dm)), m = h2f(static_cast<u16>(w.dm >> 16));
+RAYO_UNROLL
+    for (int i = 0; i < 16; ++i) {
+      v[i] = static_cast<float>(byte_of(w.qs, i) & 0xF) * d + m;
+      v[16 + i] = static_cast<float>(byte_of(w.qs, i) >> 4) * d + m;
+    }
   }
 };
 
@@ -177,6 +204,8 @@ RAYO_UNROLL
 template <>
 struct Gpu<FMT_Q5_0> {
   static constexpr int kUnit = 32, kBlock = 32;
+  // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
+  __device__ static int offset(int uc, int i) { return 32 * uc + i; }
   struct Unit {
     uint4 qs;
     u32 qh;
@@ -195,11 +224,23 @@ struct Gpu<FMT_Q5_0> {
     const int s = dot_q5(w.qs, w.qh, a.q);
     return h2f(w.d) * (a.ds[0].x * static_cast<float>(s) - 16.0f * a.ds[0].y);
   }
+  __device__ static void values(const Unit& w, float* v) {
+    const float d = h2f(w.d);
+RAYO_UNROLL
+    for (int i = 0; i < 16; ++i) {
+      const int lo = (byte_of(w.qs, i) & 0xF) | static_cast<int>(((w.qh >> i) & 1) << 4);
+      const int hi = (byte_of(w.qs, i) >> 4) | static_cast<int>(((w.qh >> (16 + i)) & 1) << 4);
+      v[i] = static_cast<float>(lo - 16) * d;
+      v[16 + i] = static_cast<float>(hi - 16) * d;
+    }
+  }
 };
 
 template <>
 struct Gpu<FMT_Q5_1> {
   static constexpr int kUnit = 32, kBlock = 32;
+  // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
+  __device__ static int offset(int uc, int i) { return 32 * uc + i; }
   struct Unit {
     uint4 qs;
     u32 qh, dm;
@@ -216,11 +257,23 @@ struct Gpu<FMT_Q5_1> {
     const int s = dot_q5(w.qs, w.qh, a.q);
     return h2f(static_cast<u16>(w.dm)) * a.ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(w.dm >> 16)) * a.ds[0].y;
   }
+  __device__ static void values(const Unit& w, float* v) {
+    const float d = h2f(static_cast<u16>(w.dm)), m = h2f(static_cast<u16>(w.dm >> 16));
+RAYO_UNROLL
+    for (int i = 0; i < 16; ++i) {
+      const int lo = (byte_of(w.qs, i) & 0xF) | static_cast<int>(((w.qh >> i) & 1) << 4);
+      const int hi = (byte_of(w.qs, i) >> 4) | static_cast<int>(((w.qh >> (16 + i)) & 1) << 4);
+      v[i] = static_cast<float>(lo) * d + m;
+      v[16 + i] = static_cast<float>(hi) * d + m;
+    }
+  }
 };
 
 template <>
 struct Gpu<FMT_Q8_0> {
   static constexpr int kUnit = 32, kBlock = 32;
+  // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
+  __device__ static int offset(int uc, int i) { return 32 * uc + i; }
   struct Unit {
     uint4 q0, q1;
     u16 d;
@@ -241,6 +294,14 @@ RAYO_UNROLL
       s = __dp4a(static_cast<int>(word(w.q1, i)), a.q[4 + i], s);
     }
     return h2f(w.d) * a.ds[0].x * static_cast<float>(s);
+  }
+  __device__ static void values(const Unit& w, float* v) {
+    const float d = h2f(w.d);
+RAYO_UNROLL
+    for (int i = 0; i < 16; ++i) {
+      v[i] = static_cast<float>(static_cast<i8>(byte_of(w.q0, i))) * d;
+      v[16 + i] = static_cast<float>(static_cast<i8>(byte_of(w.q1, i))) * d;
+    }
   }
 };
 
@@ -305,6 +366,21 @@ RAYO_UNROLL
     }
     return k4_combine(w.head, w.j, s0, s1, a);
   }
+  __device__ static int offset(int uc, int i) { return 64 * uc + i; }
+  __device__ static void values(const Unit& w, float* v) {
+    int sc0, m0, sc1, m1;
+    k4_scale_min(w.head, 2 * w.j, &sc0, &m0);
+    k4_scale_min(w.head, 2 * w.j + 1, &sc1, &m1);
+    const float d = h2f(static_cast<u16>(w.head.x)), dmin = h2f(static_cast<u16>(w.head.x >> 16));
+    const float d0 = d * static_cast<float>(sc0), n0 = dmin * static_cast<float>(m0);
+    const float d1 = d * static_cast<float>(sc1), n1 = dmin * static_cast<float>(m1);
+RAYO_UNROLL
+    for (int l = 0; l < 32; ++l) {
+      const int q = l < 16 ? byte_of(w.q0, l) : byte_of(w.q1, l - 16);
+      v[l] = d0 * static_cast<float>(q & 0xF) - n0;
+      v[32 + l] = d1 * static_cast<float>(q >> 4) - n1;
+    }
+  }
 };
 
 template <>
@@ -336,6 +412,23 @@ RAYO_UNROLL
       s1 = __dp4a(static_cast<int>(hi), a.q[8 + i], s1);
     }
     return k4_combine(w.head, w.j, s0, s1, a);
+  }
+  __device__ static int offset(int uc, int i) { return 64 * uc + i; }
+  __device__ static void values(const Unit& w, float* v) {
+    int sc0, m0, sc1, m1;
+    k4_scale_min(w.head, 2 * w.j, &sc0, &m0);
+    k4_scale_min(w.head, 2 * w.j + 1, &sc1, &m1);
+    const float d = h2f(static_cast<u16>(w.head.x)), dmin = h2f(static_cast<u16>(w.head.x >> 16));
+    const float d0 = d * static_cast<float>(sc0), n0 = dmin * static_cast<float>(m0);
+    const float d1 = d * static_cast<float>(sc1), n1 = dmin * static_cast<float>(m1);
+RAYO_UNROLL
+    for (int l = 0; l < 32; ++l) {
+      const int q = l < 16 ? byte_of(w.q0, l) : byte_of(w.q1, l - 16);
+      const int h = l < 16 ? byte_of(w.h0, l) : byte_of(w.h1, l - 16);
+      const int lo = (q & 0xF) + (((h >> (2 * w.j)) & 1) << 4), hi = (q >> 4) + (((h >> (2 * w.j + 1)) & 1) << 4);
+      v[l] = d0 * static_cast<float>(lo) - n0;
+      v[32 + l] = d1 * static_cast<float>(hi) - n1;
+    }
   }
 };
 
@@ -394,6 +487,22 @@ RAYO_UNROLL
     const int hi = scale(base + 4) * s[2] + scale(base + 5) * s[3];
     return h2f(w.d) * (x.ds[0].x * static_cast<float>(lo) + x.ds[1].x * static_cast<float>(hi));
   }
+  // Values 0..31: 128h + 32a + i; 32..63: 128h + 64 + 32a + (i - 32).
+  __device__ static int offset(int uc, int i) { return 128 * (uc / 2) + 32 * (uc % 2) + (i < 32 ? i : i + 32); }
+  __device__ static void values(const Unit& w, float* v) {
+    const float d = h2f(w.d);
+RAYO_UNROLL
+    for (int l = 0; l < 32; ++l) {
+      const int q = l < 16 ? byte_of(w.l0, l) : byte_of(w.l1, l - 16);
+      const int h = l < 16 ? byte_of(w.h0, l) : byte_of(w.h1, l - 16);
+      const int lo = ((q & 0xF) | (((h >> (2 * w.a)) & 3) << 4)) - 32;
+      const int hi = ((q >> 4) | (((h >> (4 + 2 * w.a)) & 3) << 4)) - 32;
+      const float s_lo = d * static_cast<float>(static_cast<i8>(byte_of(w.sc, 8 * w.h + 2 * w.a + l / 16)));
+      const float s_hi = d * static_cast<float>(static_cast<i8>(byte_of(w.sc, 8 * w.h + 4 + 2 * w.a + l / 16)));
+      v[l] = s_lo * static_cast<float>(lo);
+      v[32 + l] = s_hi * static_cast<float>(hi);
+    }
+  }
 };
 
 // Q2_K/Q3_K activations of unit (h, i) of block b: values 128h+32j+16i+[0,16)
@@ -446,6 +555,17 @@ RAYO_UNROLL
       r += x.ds[j].x * (d * static_cast<float>((sc & 0xF) * sq) - dmin * static_cast<float>((sc >> 4) * sx));
     }
     return r;
+  }  // Value 16j + l: 128h + 32j + 16i + l.
+  __device__ static int offset(int uc, int v) { return 128 * (uc / 2) + 32 * (v / 16) + 16 * (uc % 2) + v % 16; }
+  __device__ static void values(const Unit& w, float* v) {
+    const float d = h2f(static_cast<u16>(w.dm)), dmin = h2f(static_cast<u16>(w.dm >> 16));
+RAYO_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const int sc = byte_of(w.sc, 8 * w.h + 2 * j + w.i);
+      const float dl = d * static_cast<float>(sc & 0xF), ml = dmin * static_cast<float>(sc >> 4);
+RAYO_UNROLL
+      for (int l = 0; l < 16; ++l) v[16 * j + l] = dl * static_cast<float>((byte_of(w.qs, l) >> (2 * j)) & 3) - ml;
+    }
   }
 };
 
@@ -497,5 +617,24 @@ RAYO_UNROLL
       r += x.ds[j].x * static_cast<float>(((low | (high << 4)) - 32) * s);
     }
     return h2f(w.d) * r;
+  }  __device__ static int offset(int uc, int v) { return 128 * (uc / 2) + 32 * (v / 16) + 16 * (uc % 2) + v % 16; }
+  __device__ static void values(const Unit& w, float* v) {
+    auto byte = [&](int b) {
+      const u32 x = b < 4 ? w.sc[0] : b < 8 ? w.sc[1] : w.sc[2];
+      return static_cast<int>((x >> (8 * (b % 4))) & 0xFF);
+    };
+    const float d = h2f(w.d);
+RAYO_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const int si = 8 * w.h + 2 * j + w.i;
+      const int low = si < 8 ? (byte(si) & 0xF) : (byte(si - 8) >> 4);
+      const int high = (byte(8 + si % 4) >> (2 * (si / 4))) & 3;
+      const float dl = d * static_cast<float>((low | (high << 4)) - 32);
+RAYO_UNROLL
+      for (int l = 0; l < 16; ++l) {
+        const int q = ((byte_of(w.qs, l) >> (2 * j)) & 3) - (((byte_of(w.hm, l) >> (4 * w.h + j)) & 1) ? 0 : 4);
+        v[16 * j + l] = dl * static_cast<float>(q);
+      }
+    }
   }
 };

@@ -1,0 +1,56 @@
+// gemv.cu's product on tensor cores, for steps of many tokens: y[t] = W . x[t]
+// (+ epilogue) for the token rows t < *n_rows, and, when asked, y's twin.
+// Same macros (TT unused), arguments, inputs and outputs as gemv.cu; quantized
+// W only. Work split and shared memory: gemm.cuh.
+// Grid: (ceil(max_rows / GEMM_TOKENS), ceil(ROWS / GEMM_ROWS)): the blocks of
+// a row tile are adjacent, so their weights are read from L2 after the first.
+// Block GEMM_THREADS.
+#include "gemm.cuh"
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMM_THREADS)
+gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w, float* y,
+     const float* epi, i8* yq, float2* yds, float* yss, const float* y_norm_w, const int* n_rows) {
+  const int n = *n_rows;
+  const int t0 = blockIdx.x * GEMM_TOKENS;
+  if (t0 >= n) return;
+  const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
+  const long long row0 = static_cast<long long>(blockIdx.y) * GEMM_ROWS;
+  __shared__ GemmShared sh;
+  constexpr int kPer = gemm_units_per_chunk<WTYPE>();
+  auto stage = [&](int kc) {
+    for (int task = threadIdx.x; task < GEMM_ROWS * kPer; task += GEMM_THREADS) {
+      const int r = task / kPer;
+      const long long row = row0 + r < ROWS ? row0 + r : ROWS - 1;  // rows past the matrix: read, not written
+      gemm_stage_unit<WTYPE, ROWS, COLS>(w, row, kc, task % kPer, sh.w, r);
+    }
+  };
+  gemm_tile<COLS, NORM != 0>(stage, xq + static_cast<long long>(t0) * COLS,
+                             xds + static_cast<long long>(t0) * (COLS / 32),
+                             offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
+  float (*out)[GEMM_ROWS] = sh.out();
+  for (int i = threadIdx.x; i < GEMM_TOKENS * GEMM_ROWS; i += GEMM_THREADS) {
+    const int t = i / GEMM_ROWS, r = i % GEMM_ROWS;
+    const long long row = row0 + r;
+    float v = 0.0f;
+    if (t < nt && row < ROWS) {
+      v = out[t][r] * (NORM ? sh.inv()[t] : 1.0f);
+      if (EPI == 1) v += epi[(t0 + t) * static_cast<long long>(ROWS) + row];
+      if (EPI == 2) v += epi[row];
+      y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
+    }
+    out[t][r] = v;
+  }
+  if (EMIT_Q8 || EMIT_SS) {
+    __syncthreads();
+    const int lane = threadIdx.x % WARP;
+    for (int task = threadIdx.x / WARP; task < nt * (GEMM_ROWS / 32); task += GEMM_WARPS) {
+      const int t = task / (GEMM_ROWS / 32), blk = task % (GEMM_ROWS / 32);
+      const long long col = row0 + 32 * blk + lane;
+      const float nw = EMIT_NORM && col < ROWS ? y_norm_w[col] : 0.0f;
+      const TwinRow twin = twin_row<ROWS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t0 + t);
+      if (row0 + 32 * blk < ROWS)
+        emit_block32<EMIT_NORM != 0>(out[t][32 * blk + lane], nw, static_cast<int>((row0 + 32 * blk) / 32), twin.q,
+                                     twin.ds, twin.ss);
+    }
+  }
+}

@@ -1,0 +1,103 @@
+// qkv_rope_store.cu's product on tensor cores, for steps of many tokens: q, k,
+// v projections (+ biases), rotary embedding of q and k at positions[t], k and
+// v stored in the layer's f16 KV cache, q written to q_out.
+// Same macros (TT unused), arguments, inputs and outputs as qkv_rope_store.cu;
+// quantized weights only. A tile holds 32 output pairs (shared rows 2p, 2p+1:
+// the two values a rotation mixes, as qkv_rope_store.cu numbers them: q, then
+// k, then v), so the rotation happens in the epilogue. Work split and shared
+// memory: gemm.cuh.
+// Grid: (ceil(max_rows / GEMM_TOKENS), ceil(QKV_PAIRS / 32)); block GEMM_THREADS.
+#include "gemm.cuh"
+
+#define Q_PAIRS (N_HEAD * HEAD_DIM / 2)
+#define KV_PAIRS (N_HEAD_KV * HEAD_DIM / 2)
+#define QKV_PAIRS (Q_PAIRS + 2 * KV_PAIRS)
+#define TILE_PAIRS (GEMM_ROWS / 2)
+
+// Pair p (of all QKV_PAIRS): its matrix (0 q, 1 k, 2 v), its index i within the
+// head, its head, and its two rows in that matrix.
+struct QkvPair {
+  int which, i, head;
+  long long r0, r1;
+};
+__device__ __forceinline__ QkvPair qkv_pair(int p) {
+  QkvPair q;
+  q.which = p < Q_PAIRS ? 0 : p < Q_PAIRS + KV_PAIRS ? 1 : 2;
+  const int local = p - (q.which == 0 ? 0 : q.which == 1 ? Q_PAIRS : Q_PAIRS + KV_PAIRS);
+  q.head = local / (HEAD_DIM / 2);
+  q.i = local % (HEAD_DIM / 2);
+  int d0 = 2 * q.i, d1 = 2 * q.i + 1;
+  if (q.which < 2 && ROPE_NEOX && q.i < N_ROT / 2) d0 = q.i, d1 = q.i + N_ROT / 2;
+  q.r0 = static_cast<long long>(q.head) * HEAD_DIM + d0;
+  q.r1 = static_cast<long long>(q.head) * HEAD_DIM + d1;
+  return q;
+}
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMM_THREADS)
+gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, const float* bk, const float* bv,
+                    const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w,
+                    const float* freq_factors, float* q_out, u16* k_cache, u16* v_cache, const int* positions,
+                    const int* seq, const int* block_table, const int* max_blocks, const int* n_rows) {
+  const int n = *n_rows;
+  const int t0 = blockIdx.x * GEMM_TOKENS;
+  if (t0 >= n) return;
+  const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
+  const int pair0 = blockIdx.y * TILE_PAIRS;
+  __shared__ GemmShared sh;
+  // Every shared row takes up to 8 unit tasks (the 32-value formats' count); a
+  // format with fewer units per chunk skips the rest.
+  auto stage = [&](int kc) {
+    for (int task = threadIdx.x; task < GEMM_ROWS * 8; task += GEMM_THREADS) {
+      const int srow = task / 8, uc = task % 8;
+      const int p = pair0 + srow / 2 < QKV_PAIRS ? pair0 + srow / 2 : QKV_PAIRS - 1;
+      const QkvPair qp = qkv_pair(p);
+      const long long row = srow % 2 ? qp.r1 : qp.r0;
+      if (qp.which == 0) {
+        if (uc < gemm_units_per_chunk<QTYPE>())
+          gemm_stage_unit<QTYPE, N_HEAD * HEAD_DIM, COLS>(wq, row, kc, uc, sh.w, srow);
+      } else if (qp.which == 1) {
+        if (uc < gemm_units_per_chunk<KTYPE>())
+          gemm_stage_unit<KTYPE, N_HEAD_KV * HEAD_DIM, COLS>(wk, row, kc, uc, sh.w, srow);
+      } else {
+        if (uc < gemm_units_per_chunk<VTYPE>())
+          gemm_stage_unit<VTYPE, N_HEAD_KV * HEAD_DIM, COLS>(wv, row, kc, uc, sh.w, srow);
+      }
+    }
+  };
+  gemm_tile<COLS, NORM != 0>(stage, xq + static_cast<long long>(t0) * COLS,
+                             xds + static_cast<long long>(t0) * (COLS / 32),
+                             offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
+  float (*out)[GEMM_ROWS] = sh.out();
+  for (int task = threadIdx.x; task < GEMM_TOKENS * TILE_PAIRS; task += GEMM_THREADS) {
+    const int t = task / TILE_PAIRS, pl = task % TILE_PAIRS, p = pair0 + pl;
+    if (t >= nt || p >= QKV_PAIRS) continue;
+    const QkvPair qp = qkv_pair(p);
+    const float inv = NORM ? sh.inv()[t] : 1.0f;
+    float x0 = out[t][2 * pl] * inv, x1 = out[t][2 * pl + 1] * inv;
+    if (QKV_BIAS) {
+      const float* bias = qp.which == 0 ? bq : qp.which == 1 ? bk : bv;
+      x0 += bias[qp.r0];
+      x1 += bias[qp.r1];
+    }
+    const int pos = positions[t0 + t];
+    if (qp.which < 2 && qp.i < N_ROT / 2) {
+      const float ff = HAS_FF ? freq_factors[qp.i] : 1.0f;
+      const float angle = rope_angle(pos, qp.i, THETA_SCALE, FREQ_SCALE, ff);
+      const float c = cosf(angle), s = sinf(angle);
+      const float y0 = x0 * c - x1 * s;
+      const float y1 = x0 * s + x1 * c;
+      x0 = y0;
+      x1 = y1;
+    }
+    if (qp.which == 0) {
+      float* q = q_out + (t0 + t) * static_cast<long long>(N_HEAD * HEAD_DIM);
+      q[qp.r0] = x0;
+      q[qp.r1] = x1;
+    } else {
+      u16* cache = qp.which == 1 ? k_cache : v_cache;
+      const long long row = kv_row(block_table, seq[t0 + t], *max_blocks, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
+      cache[row + qp.r0] = f2h(x0);
+      cache[row + qp.r1] = f2h(x1);
+    }
+  }
+}

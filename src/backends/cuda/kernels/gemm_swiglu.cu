@@ -1,0 +1,57 @@
+// gemv_swiglu.cu's product on tensor cores, for steps of many tokens:
+// y[t][r] = silu(Wg[r] . x[t]) * (Wu[r] . x[t]), and, when asked, y's q8 twin.
+// Same macros (TT unused), arguments, inputs and outputs as gemv_swiglu.cu;
+// quantized weights only. A tile holds 32 rows of each matrix (shared rows 0..31
+// gate, 32..63 up). Work split and shared memory: gemm.cuh.
+// Grid: (ceil(max_rows / GEMM_TOKENS), ceil(ROWS / 32)); block GEMM_THREADS.
+#include "gemm.cuh"
+
+#define SWIGLU_ROWS (GEMM_ROWS / 2)
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMM_THREADS)
+gemm_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const float2* xds, const float* xss,
+            const float* norm_w, float* y, i8* yq, float2* yds, float* yss, const int* n_rows) {
+  const int n = *n_rows;
+  const int t0 = blockIdx.x * GEMM_TOKENS;
+  if (t0 >= n) return;
+  const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
+  const long long row0 = static_cast<long long>(blockIdx.y) * SWIGLU_ROWS;
+  __shared__ GemmShared sh;
+  constexpr int kPerG = gemm_units_per_chunk<WTYPE>(), kPerU = gemm_units_per_chunk<WTYPE2>();
+  auto stage = [&](int kc) {
+    for (int task = threadIdx.x; task < SWIGLU_ROWS * (kPerG + kPerU); task += GEMM_THREADS) {
+      const bool gate = task < SWIGLU_ROWS * kPerG;
+      const int local = gate ? task : task - SWIGLU_ROWS * kPerG, per = gate ? kPerG : kPerU;
+      const int r = local / per;
+      const long long row = row0 + r < ROWS ? row0 + r : ROWS - 1;
+      if (gate)
+        gemm_stage_unit<WTYPE, ROWS, COLS>(wg, row, kc, local % per, sh.w, r);
+      else
+        gemm_stage_unit<WTYPE2, ROWS, COLS>(wu, row, kc, local % per, sh.w, SWIGLU_ROWS + r);
+    }
+  };
+  gemm_tile<COLS, NORM != 0>(stage, xq + static_cast<long long>(t0) * COLS,
+                             xds + static_cast<long long>(t0) * (COLS / 32),
+                             offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
+  float (*out)[GEMM_ROWS] = sh.out();
+  // y into the gate half of the sums (each thread reads and writes its own (t, r)).
+  for (int i = threadIdx.x; i < GEMM_TOKENS * SWIGLU_ROWS; i += GEMM_THREADS) {
+    const int t = i / SWIGLU_ROWS, r = i % SWIGLU_ROWS;
+    const long long row = row0 + r;
+    float v = 0.0f;
+    if (t < nt && row < ROWS) {
+      const float inv = NORM ? sh.inv()[t] : 1.0f;
+      v = silu(out[t][r] * inv) * (out[t][SWIGLU_ROWS + r] * inv);
+      y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
+    }
+    out[t][r] = v;
+  }
+  if (EMIT_Q8 || EMIT_SS) {
+    __syncthreads();
+    const int lane = threadIdx.x % WARP;
+    for (int t = threadIdx.x / WARP; t < nt; t += GEMM_WARPS) {
+      const TwinRow twin = twin_row<ROWS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t0 + t);
+      emit_block32<false>(out[t][lane], 0.0f, static_cast<int>(blockIdx.y), twin.q, twin.ds, twin.ss);
+    }
+  }
+}

@@ -1,0 +1,103 @@
+#include "cli/bench_batched.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "common/error.h"
+#include "graph/executor.h"
+
+namespace rayo::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kBlock = 16;
+
+// A step graph for B sequences over a KV cache of max_batch sequences:
+// sequence s owns blocks [s * per_seq, (s + 1) * per_seq).
+class Batch {
+ public:
+  Batch(const runtime::Model& model, graph::Backend& backend, int b, int64_t per_seq)
+      : b_(b), per_seq_(per_seq), samples_(backend.samples(0.0f, 0)) {
+    for (int32_t i = 0; i < b * per_seq_; ++i) table_.push_back(i);
+    decode_ = std::make_unique<graph::Executor>(
+        backend, model.architecture().build(model.file(), model.spec(), graph::GraphConfig{b, b}));
+  }
+
+  // One step: token tokens[s] of every sequence s at position pos; leaves the
+  // greedy next tokens in `tokens`.
+  void step(std::vector<int32_t>& tokens, int32_t pos) {
+    std::vector<int32_t> positions(b_, pos), seq(b_), rows(b_);
+    for (int s = 0; s < b_; ++s) seq[s] = s, rows[s] = s;
+    const std::vector<graph::SampleRequest> greedy(b_);  // temperature 0
+    graph::StepInputs in{tokens, positions, rows, seq, table_, static_cast<int32_t>(per_seq_)};
+    if (samples_) in.sample = greedy;
+    decode_->run(in);
+    const auto ids = decode_->sampled();
+    if (!ids.empty()) {
+      std::copy(ids.begin(), ids.end(), tokens.begin());
+      return;
+    }
+    const auto logits = decode_->logits();
+    const size_t vocab = logits.size() / b_;
+    for (int s = 0; s < b_; ++s) {
+      const auto row = logits.subspan(s * vocab, vocab);
+      tokens[s] = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    }
+  }
+
+ private:
+  int b_;
+  int64_t per_seq_;
+  bool samples_;
+  std::vector<int32_t> table_;
+  std::unique_ptr<graph::Executor> decode_;
+};
+
+}  // namespace
+
+std::vector<BatchedResult> bench_batched_decode(const runtime::Model& model, const runtime::BackendChoice& choice,
+                                                const std::vector<int>& batches, int n_gen, int depth, int reps) {
+  if (n_gen < 1) fail("-B needs -n of at least 1");
+  std::vector<BatchedResult> results;
+  if (batches.empty()) return results;
+  for (int b : batches)
+    if (b < 1 || b > 1024) fail("-B takes batch sizes from 1 to 1024, got ", b);
+  // One backend and KV cache for the largest batch; a step graph per batch size.
+  const int max_batch = *std::max_element(batches.begin(), batches.end());
+  const int64_t max_seq_len = depth + n_gen + 1, per_seq = (max_seq_len + kBlock - 1) / kBlock;
+  auto backend = runtime::make_backend(choice);
+  const auto& spec = model.spec();
+  graph::KvCacheConfig kv;
+  kv.n_layers = static_cast<int>(spec.n_layers);
+  kv.kv_width = spec.kv_dim();
+  kv.block_size = kBlock;
+  kv.n_blocks = max_batch * per_seq;
+  kv.max_seq_len = max_seq_len;
+  kv.type = choice.kv_type;
+  backend->init_kv_cache(kv);
+  std::mt19937 rng(42);
+  const int64_t n_vocab = spec.n_vocab;
+  for (int b : batches) {
+    Batch batch(model, *backend, b, per_seq);
+    std::vector<int32_t> tokens(b);
+    // The context (untimed) and n_gen steps of one token per sequence.
+    auto run = [&](int steps) {
+      for (auto& t : tokens) t = static_cast<int32_t>(rng() % n_vocab);
+      for (int p = 0; p < depth; ++p) batch.step(tokens, p);
+      const auto start = Clock::now();
+      for (int i = 0; i < steps; ++i) batch.step(tokens, depth + i);
+      return std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    BatchedResult r;
+    r.batch = b;
+    run(std::min(n_gen, 4));  // warm-up: the graph captured, its kernels loaded
+    for (int i = 0; i < reps; ++i) r.seconds.push_back(run(n_gen));
+    results.push_back(r);
+  }
+  return results;
+}
+
+}  // namespace rayo::cli

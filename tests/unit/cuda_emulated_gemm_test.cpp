@@ -1,0 +1,244 @@
+// The tensor-core GEMMs (gemm.cu, gemm_swiglu.cu, gemm_qkv_rope_store.cu) run
+// through the SIMT emulator (its mma.sync twin, tests/support/simt), for every
+// quantized format, against float64 references on the same inputs as the
+// GEMVs': the dequantized weights times the dequantized q8 twin of the input.
+// The GEMMs round both to f16 before the tensor cores multiply them (at most
+// 2^-11 of each factor), which the tolerances allow; the twins they write for
+// the next matmul must be the reference quantization of their outputs, byte
+// for byte.
+#include <gtest/gtest.h>
+
+#include "support/simt/simt.h"
+#include "backends/cuda/kernel_specs.h"
+#include "backends/cuda/kernels/common.cuh"
+#include "backends/cuda/kernels/gemm.cuh"
+#include "cuda_emulated_gemm_variants.inc"
+
+#include "backends/cpu/ops.h"
+#include "common/half.h"
+#include "common/strings.h"
+#include "support/simt/kernel_test_util.h"
+#include "support/simt/q8_reference.h"
+
+namespace rayo::cuda {
+namespace {
+
+using test::kF32Eps;
+
+// Each product rounds its two factors to f16 (2^-11 each) and the sum adds
+// float roundings along a path of K/16 tensor-core steps.
+double gemm_tolerance(int64_t k, double abs_sum) {
+  return (2.0 / 2048 + (static_cast<double>(k) / 16 + 16) * kF32Eps) * abs_sum + 1e-30;
+}
+
+using GemmKernel = void (*)(const u8*, const float*, const i8*, const float2*, const float*, const float*, float*,
+                            const float*, i8*, float2*, float*, const float*, const int*);
+
+struct GemmCase {
+  TensorType type;
+  int64_t cols, rows, tokens;
+  bool norm = false;
+  float eps = 0.0f;
+  int epi = 0;
+  bool emit = false;  // the twin of y * y_norm_w, with statistics
+};
+
+void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed) {
+  SCOPED_TRACE(cat(type_name(c.type), " K=", c.cols, " M=", c.rows, " tokens=", c.tokens, " norm=", c.norm,
+                   " epi=", c.epi));
+  const int64_t K = c.cols, M = c.rows, T = c.tokens;
+  const auto w = test::random_weights(c.type, M, K, seed);
+  const auto wf = test::dequantized(c.type, w, M, K);
+  const auto wg = test::gpu_matrix(c.type, w, M, K);
+  const auto x = test::random_floats(T * K, seed + 1), nw = test::random_floats(K, seed + 2);
+  const auto twin = test::q8_twin(x.data(), T, K, c.norm ? nw.data() : nullptr);
+  const auto epi = test::random_floats(T * M, seed + 3), y_norm_w = test::random_floats(M, seed + 4);
+  std::vector<float> y((T + 2) * M, -12345.0f);
+  std::vector<int8_t> yq(T * M);
+  std::vector<test::TwinDs> yds(T * M / 32 + 1);
+  std::vector<float> yss(T * ((M + 31) / 32));
+  const int n = static_cast<int>(T);
+  simt::launch(simt::dim3((T + 31) / 32 + 1, (M + 63) / 64), simt::dim3(GEMM_THREADS), [&] {
+    kernel(wg.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(),
+           nw.data(), y.data(), epi.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(),
+           y_norm_w.data(), &n);
+  });
+  for (int64_t t = 0; t < T; ++t) {
+    const auto xs = test::matmul_input(x, nw, twin, t, K, true, c.norm, c.eps);
+    for (int64_t r = 0; r < M; ++r) {
+      double ref = 0, abs_sum = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        ref += static_cast<double>(wf[r * K + k]) * xs[k];
+        abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * xs[k]);
+      }
+      const double add = c.epi == 1 ? epi[t * M + r] : c.epi == 2 ? epi[r] : 0.0;
+      ASSERT_NEAR(y[t * M + r], ref + add, gemm_tolerance(K, abs_sum) + 4 * kF32Eps * std::abs(add))
+          << "token " << t << " row " << r;
+    }
+  }
+  for (int64_t i = T * M; i < (T + 2) * M; ++i) ASSERT_EQ(y[i], -12345.0f) << "row past the step written: " << i;
+  if (c.emit) {
+    const std::vector<float> y_step(y.begin(), y.begin() + T * M);
+    const auto ref = test::q8_twin(y_step.data(), T, M, y_norm_w.data());
+    for (int64_t i = 0; i < T * M; ++i) ASSERT_EQ(yq[i], ref.q[i]) << "q " << i;
+    for (int64_t i = 0; i < T * M / 32; ++i) ASSERT_EQ(yds[i].x, ref.ds[i].x) << "d " << i;
+    for (size_t i = 0; i < ref.ss.size(); ++i) ASSERT_NEAR(yss[i], ref.ss[i], 40 * kF32Eps * ref.ss[i]) << "ss " << i;
+  }
+}
+
+// Two row tiles (the second partial), two token tiles (the second partial)
+// and one more launched than needed, two chunks of K.
+TEST(CudaEmulatedGemm, EveryQuantizedFormatMatchesTheDequantizedProduct) {
+  check_gemm({TensorType::Q4_0, 512, 96, 37}, gemm_q4_0::gemm, 1);
+  check_gemm({TensorType::Q4_1, 512, 96, 37}, gemm_q4_1::gemm, 2);
+  check_gemm({TensorType::Q5_0, 512, 96, 37}, gemm_q5_0::gemm, 3);
+  check_gemm({TensorType::Q5_1, 512, 96, 37}, gemm_q5_1::gemm, 4);
+  check_gemm({TensorType::Q8_0, 512, 96, 37}, gemm_q8_0::gemm, 5);
+  check_gemm({TensorType::Q2_K, 512, 96, 37}, gemm_q2_k::gemm, 6);
+  check_gemm({TensorType::Q3_K, 512, 96, 37}, gemm_q3_k::gemm, 7);
+  check_gemm({TensorType::Q4_K, 512, 96, 37}, gemm_q4_k::gemm, 8);
+  check_gemm({TensorType::Q5_K, 512, 96, 37}, gemm_q5_k::gemm, 9);
+  check_gemm({TensorType::Q6_K, 512, 96, 37}, gemm_q6_k::gemm, 10);
+}
+
+TEST(CudaEmulatedGemm, NormResidualBiasAPartialChunkAndTheNextTwin) {
+  check_gemm({TensorType::Q4_K, 768, 64, 20, true, 1e-5f}, gemm_norm_q4_k::gemm, 21);
+  check_gemm({TensorType::Q6_K, 256, 128, 33, false, 0.0f, 1, true}, gemm_res_emit_q6_k::gemm, 22);
+  // K = 96: a chunk of 256 values only partly inside the row.
+  check_gemm({TensorType::Q8_0, 96, 40, 5, true, 1e-6f, 2}, gemm_bias_q8_0_k96::gemm, 23);
+}
+
+TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) {
+  const int64_t K = 512, M = 64, T = 40;
+  const auto wg = test::random_weights(TensorType::Q4_K, M, K, 31), wu = test::random_weights(TensorType::Q6_K, M, K, 32);
+  const auto gf = test::dequantized(TensorType::Q4_K, wg, M, K), uf = test::dequantized(TensorType::Q6_K, wu, M, K);
+  const auto gg = test::gpu_matrix(TensorType::Q4_K, wg, M, K), ug = test::gpu_matrix(TensorType::Q6_K, wu, M, K);
+  const auto x = test::random_floats(T * K, 33), nw = test::random_floats(K, 34);
+  const auto twin = test::q8_twin(x.data(), T, K, nw.data());
+  std::vector<float> y(T * M);
+  std::vector<int8_t> yq(T * M);
+  std::vector<test::TwinDs> yds(T * M / 32);
+  std::vector<float> yss(T * M / 32);
+  const int n = static_cast<int>(T);
+  simt::launch(simt::dim3((T + 31) / 32, M / 32), simt::dim3(GEMM_THREADS), [&] {
+    gemm_swiglu_q4_k_q6_k::gemm_swiglu(gg.data(), ug.data(), x.data(), twin.q.data(),
+                                       reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(), nw.data(),
+                                       y.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), &n);
+  });
+  for (int64_t t = 0; t < T; ++t) {
+    const auto xs = test::matmul_input(x, nw, twin, t, K, true, true, 1e-5f);
+    for (int64_t r = 0; r < M; ++r) {
+      double g = 0, u = 0, ga = 0, ua = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        g += gf[r * K + k] * xs[k], u += uf[r * K + k] * xs[k];
+        ga += std::abs(gf[r * K + k] * xs[k]), ua += std::abs(uf[r * K + k] * xs[k]);
+      }
+      const double ref = g / (1.0 + std::exp(-g)) * u;
+      const double tol = 1.1 * gemm_tolerance(K, ga) * std::abs(u) + gemm_tolerance(K, ua) * std::abs(g) +
+                         8 * kF32Eps * std::abs(ref);
+      ASSERT_NEAR(y[t * M + r], ref, tol) << "token " << t << " row " << r;
+    }
+  }
+  const auto ref = test::q8_twin(y.data(), T, M);
+  for (int64_t i = 0; i < T * M; ++i) ASSERT_EQ(yq[i], ref.q[i]) << "q " << i;
+}
+
+// The fused attention input: as cuda_emulated_ops_test.cpp's check of
+// qkv_rope_store, with the GEMM's tolerance.
+using QkvKernel = void (*)(const u8*, const u8*, const u8*, const float*, const float*, const float*, const float*,
+                           const i8*, const float2*, const float*, const float*, const float*, float*, u16*, u16*,
+                           const int*, const int*, const int*, const int*, const int*);
+
+struct QkvCase {
+  TensorType q, k, v;
+  int64_t cols;
+  int n_head, n_head_kv, head_dim;
+  graph::RopeParams rope;
+  bool ff = false, bias = false;
+  float eps = 0.0f;
+};
+
+void check_qkv(const QkvCase& c, QkvKernel kernel, uint32_t seed) {
+  SCOPED_TRACE(cat("qkv ", type_name(c.q), "/", type_name(c.k), "/", type_name(c.v)));
+  const int64_t qw = static_cast<int64_t>(c.n_head) * c.head_dim, kvw = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
+  const int64_t K = c.cols, ctx = 64;
+  const auto wq = test::random_weights(c.q, qw, K, seed), wk = test::random_weights(c.k, kvw, K, seed + 1),
+             wv = test::random_weights(c.v, kvw, K, seed + 2);
+  const auto fq = test::dequantized(c.q, wq, qw, K), fk = test::dequantized(c.k, wk, kvw, K),
+             fv = test::dequantized(c.v, wv, kvw, K);
+  const auto gq = test::gpu_matrix(c.q, wq, qw, K), gk = test::gpu_matrix(c.k, wk, kvw, K),
+             gv = test::gpu_matrix(c.v, wv, kvw, K);
+  const auto bq = test::random_floats(qw, seed + 3), bk = test::random_floats(kvw, seed + 4),
+             bv = test::random_floats(kvw, seed + 5);
+  const auto nw = test::random_floats(K, seed + 6);
+  auto ff = test::random_floats(c.rope.n_rot / 2, seed + 7);
+  for (auto& f : ff) f = 1.0f + std::abs(f);
+  // 40 tokens: positions 0..39 of sequence 0, in 4 blocks of 16 (scrambled).
+  const int rows = 40, mb = 4;
+  std::vector<int> positions(rows), seqs(rows, 0);
+  for (int t = 0; t < rows; ++t) positions[t] = t;
+  const std::vector<int> table = {2, 0, 3, 1};
+  auto cache_row = [&](int t) { return table[positions[t] / 16] * 16 + positions[t] % 16; };
+  const auto x = test::random_floats(rows * K, seed + 8);
+  const auto twin = test::q8_twin(x.data(), rows, K, nw.data());
+  std::vector<float> q(rows * qw, NAN);
+  std::vector<uint16_t> kc(ctx * kvw, 0), vc(ctx * kvw, 0);
+  const int pairs = static_cast<int>((qw + 2 * kvw) / 2);
+  simt::launch(simt::dim3((rows + 31) / 32, (pairs + 31) / 32), simt::dim3(GEMM_THREADS), [&] {
+    kernel(gq.data(), gk.data(), gv.data(), bq.data(), bk.data(), bv.data(), x.data(), twin.q.data(),
+           reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(), nw.data(), ff.data(), q.data(), kc.data(),
+           vc.data(), positions.data(), seqs.data(), table.data(), &mb, &rows);
+  });
+  std::vector<float> pq(qw), pk(kvw), pv(kvw), rq(qw), rk(kvw);
+  std::vector<double> tq(qw), tk(kvw), tv(kvw);
+  for (int t = 0; t < rows; ++t) {
+    const auto xt = test::matmul_input(x, nw, twin, t, K, true, true, c.eps);
+    auto project = [&](const std::vector<float>& w, int64_t m, const std::vector<float>& b, std::vector<float>& out,
+                       std::vector<double>& tol) {
+      for (int64_t r = 0; r < m; ++r) {
+        double s = 0, a = 0;
+        for (int64_t k = 0; k < K; ++k) s += w[r * K + k] * xt[k], a += std::abs(w[r * K + k] * xt[k]);
+        if (c.bias) s += b[r], a += std::abs(b[r]);
+        out[r] = static_cast<float>(s);
+        tol[r] = gemm_tolerance(K, a);
+      }
+    };
+    project(fq, qw, bq, pq, tq);
+    project(fk, kvw, bk, pk, tk);
+    project(fv, kvw, bv, pv, tv);
+    cpu::rope_row(pq.data(), rq.data(), c.n_head, c.head_dim, c.rope, positions[t], c.ff ? ff.data() : nullptr);
+    cpu::rope_row(pk.data(), rk.data(), c.n_head_kv, c.head_dim, c.rope, positions[t], c.ff ? ff.data() : nullptr);
+    auto pair_tol = [&](const std::vector<double>& tol, int64_t i) {
+      double m = 0;
+      for (int64_t j = (i / c.head_dim) * c.head_dim; j < (i / c.head_dim + 1) * c.head_dim; ++j) m = std::max(m, tol[j]);
+      return 2 * m + 8 * kF32Eps;
+    };
+    for (int64_t i = 0; i < qw; ++i) ASSERT_NEAR(q[t * qw + i], rq[i], pair_tol(tq, i)) << "q row " << t << " " << i;
+    for (int64_t i = 0; i < kvw; ++i) {
+      const float gk2 = fp16_to_fp32(kc[cache_row(t) * kvw + i]), gv2 = fp16_to_fp32(vc[cache_row(t) * kvw + i]);
+      ASSERT_NEAR(gk2, rk[i], pair_tol(tk, i) + std::abs(rk[i]) / 1024 + 6e-8) << "k row " << t << " " << i;
+      ASSERT_NEAR(gv2, pv[i], tv[i] + std::abs(pv[i]) / 1024 + 6e-8) << "v row " << t << " " << i;
+    }
+  }
+}
+
+TEST(CudaEmulatedGemm, QkvRopeStoreMatchesMatMulBiasRopeAndStore) {
+  QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
+  llama.rope.n_rot = 64;
+  llama.rope.freq_base = 500000.0f;
+  llama.rope.freq_factors = 0;
+  llama.ff = true;
+  llama.eps = 1e-5f;
+  check_qkv(llama, gemm_qkv_llama::gemm_qkv_rope_store, 41);
+  // 4 + 2 heads of 32: 96 pairs, tiles of 32 straddling q, k and v.
+  QkvCase qwen2{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 128, 4, 1, 32};
+  qwen2.rope.type = graph::RopeType::NeoX;
+  qwen2.rope.n_rot = 32;
+  qwen2.rope.freq_base = 1e6f;
+  qwen2.bias = true;
+  qwen2.eps = 1e-6f;
+  check_qkv(qwen2, gemm_qkv_qwen2::gemm_qkv_rope_store, 42);
+}
+
+}  // namespace
+}  // namespace rayo::cuda
