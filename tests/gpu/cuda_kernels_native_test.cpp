@@ -129,8 +129,11 @@ TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
     auto dq = gpu.put(q), dk = gpu.put(kh), dv = gpu.put(vh), dp = gpu.put(positions), dn = gpu.put(std::vector<int>{rows});
     auto ds = gpu.put(seqs), dt = gpu.put(table), dmb = gpu.put(std::vector<int>{static_cast<int>(blocks)});
     auto part = gpu.put(std::vector<float>(rows * c.nh * splits * (c.hd + 2))), out = gpu.put(std::vector<float>(rows * qw));
-    gpu.run(spec, "attention_split", c.nkv, splits, rows, 128, {dq.ptr(), dk.ptr(), dv.ptr(), part.ptr(), dp.ptr(), ds.ptr(), dt.ptr(), dmb.ptr(), dn.ptr()});
-    gpu.run(spec, "attention_combine", c.nh, rows, 1, 128, {part.ptr(), out.ptr(), 0, 0, dp.ptr(), dn.ptr()});
+    auto counters = gpu.put(std::vector<int>(rows * c.nkv, 0));
+    gpu.run(spec, "attention", c.nkv, splits, rows, 128,
+            {dq.ptr(), dk.ptr(), dv.ptr(), part.ptr(), counters.ptr(), out.ptr(), 0, 0, dp.ptr(), ds.ptr(), dt.ptr(),
+             dmb.ptr(), dn.ptr()});
+    EXPECT_EQ(gpu.get<int>(counters, rows * c.nkv), std::vector<int>(rows * c.nkv, 0)) << "counters left set";
     const auto y = gpu.get<float>(out, rows * qw);
     std::vector<float> scores(ctx), ref(c.hd);
     for (int t = 0; t < rows; ++t)

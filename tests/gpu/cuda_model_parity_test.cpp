@@ -159,9 +159,9 @@ TEST(CudaModelParity, DecodeStepIsOneUploadOneGraphLaunchOneDownload) {
   EXPECT_EQ((after.h2d_bytes - before.h2d_bytes) / 5, (4 + 4 + 12 + 4) * sizeof(int32_t));
   // Without a sample request the step brings back the logits.
   EXPECT_EQ((after.d2h_bytes - before.d2h_bytes) / 5, 512 * sizeof(float));
-  // A llama layer is 6 kernels (qkv, attention split + combine, out+residual,
-  // gate/up, down+residual), plus embed, select_rows, the logits and the sampler.
-  EXPECT_EQ(cuda_backend_info(*gpu).kernels_per_step, 6 * 2 + 4);
+  // A llama layer is 5 kernels (qkv, attention, out+residual, gate/up,
+  // down+residual), plus embed, select_rows, the logits and the sampler.
+  EXPECT_EQ(cuda_backend_info(*gpu).kernels_per_step, 5 * 2 + 4);
 
   // With a sample request (greedy, then the sampling chain with penalties):
   // one upload, one launch, and a download of the token alone, which is what

@@ -57,8 +57,8 @@ struct PagedCache {
   const uint16_t* values() const { return static_cast<const uint16_t*>(cache.value_row(0, 0)); }
 };
 
-template <typename Split, typename Combine>
-void check_attention(const AttnCase& c, Split split, Combine combine, uint32_t seed) {
+template <typename Attention>
+void check_attention(const AttnCase& c, Attention attention, uint32_t seed) {
   SCOPED_TRACE(cat("head_dim ", c.head_dim, " heads ", c.n_head, "/", c.n_head_kv, " chunk ", c.chunk, " ctx ",
                    c.n_ctx));
   const int64_t kv_width = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
@@ -77,10 +77,14 @@ void check_attention(const AttnCase& c, Split split, Combine combine, uint32_t s
   std::vector<float> out(rows * q_width, NAN);
   std::vector<int8_t> out_q(rows * q_width);
   std::vector<test::TwinDs> out_ds(rows * q_width / 32 + 1);
-  split(q.data(), pc.keys(), pc.values(), partial.data(), positions.data(), seqs.data(), pc.table.data(), &max_blocks,
-        &rows, simt::dim3(c.n_head_kv, splits, rows));
-  combine(partial.data(), out.data(), out_q.data(), reinterpret_cast<float2*>(out_ds.data()), positions.data(), &rows,
-          simt::dim3(c.n_head, rows));
+  std::vector<int> counters(rows * c.n_head_kv, 0);
+  // Twice: the counters must be back to zero for the next step.
+  for (int run = 0; run < 2; ++run) {
+    attention(q.data(), pc.keys(), pc.values(), partial.data(), counters.data(), out.data(), out_q.data(),
+              reinterpret_cast<float2*>(out_ds.data()), positions.data(), seqs.data(), pc.table.data(), &max_blocks,
+              &rows, simt::dim3(c.n_head_kv, splits, rows));
+    for (int v : counters) ASSERT_EQ(v, 0);
+  }
   if (c.emit) {
     // The q8 twin of the output, for the attention output's matmul (as gemv's).
     const auto ref = test::q8_twin(out.data(), rows, q_width);
@@ -120,13 +124,11 @@ void check_attention(const AttnCase& c, Split split, Combine combine, uint32_t s
 }
 
 #define ATTN(NS)                                                                                               \
-  [](const float* q, const uint16_t* k, const uint16_t* v, float* part, const int* pos, const int* seq,        \
-     const int* table, const int* mb, const int* n, simt::dim3 grid) {                                         \
-    simt::launch(grid, simt::dim3(128), [&] { NS::attention_split(q, k, v, part, pos, seq, table, mb, n); });  \
-  },                                                                                                           \
-      [](const float* part, float* out, i8* oq, float2* ods, const int* pos, const int* n, simt::dim3 grid) {  \
-        simt::launch(grid, simt::dim3(128), [&] { NS::attention_combine(part, out, oq, ods, pos, n); });          \
-      }
+  [](const float* q, const uint16_t* k, const uint16_t* v, float* part, int* counters, float* out, i8* oq,       \
+     float2* ods, const int* pos, const int* seq, const int* table, const int* mb, const int* n, simt::dim3 grid) { \
+    simt::launch(grid, simt::dim3(128),                                                                        \
+                 [&] { NS::attention(q, k, v, part, counters, out, oq, ods, pos, seq, table, mb, n); });         \
+  }
 
 TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
   check_attention({64, 8, 8, 32, 320}, ATTN(att_64_8_8_32), 1);     // GQA 1, 10 splits
@@ -144,16 +146,15 @@ TEST(CudaEmulatedAttention, RowsPastTheStepCountAreNotWritten) {
   const int hd = 64, nh = 8, ctx = 320;
   PagedCache pc(hd * nh, ctx, 3);
   const auto q = test::random_floats(2 * hd * nh, 9);
-  std::vector<int> positions = {5, 6}, seqs = {0, 0};
+  std::vector<int> positions = {5, 6}, seqs = {0, 0}, counters(2 * nh, 0);
   std::vector<float> partial(2 * nh * 10 * (hd + 2), 0.0f), out(2 * hd * nh, 3.0f);
   const int n = 1, mb = static_cast<int>(pc.max_blocks);
   simt::launch(simt::dim3(nh, 10, 2), simt::dim3(128), [&] {  // 8 kv heads
-    att_64_8_8_32::attention_split(q.data(), pc.keys(), pc.values(), partial.data(), positions.data(), seqs.data(),
-                                   pc.table.data(), &mb, &n);
+    att_64_8_8_32::attention(q.data(), pc.keys(), pc.values(), partial.data(), counters.data(), out.data(), nullptr,
+                             nullptr, positions.data(), seqs.data(), pc.table.data(), &mb, &n);
   });
-  simt::launch(simt::dim3(nh, 2), simt::dim3(128),
-               [&] { att_64_8_8_32::attention_combine(partial.data(), out.data(), nullptr, nullptr, positions.data(), &n); });
   for (int i = hd * nh; i < 2 * hd * nh; ++i) ASSERT_EQ(out[i], 3.0f);
+  for (int i = 0; i < hd * nh; ++i) ASSERT_NE(out[i], 3.0f);
 }
 
 // --------------------------------------------------------------------- rope

@@ -62,6 +62,7 @@ struct GraphState {
   ActivationPlan plan;    // the 8-bit twins of matmul inputs (activation_plan.h)
   DeviceBuffer twins;     // their arena
   DeviceBuffer partial;   // attention split results
+  DeviceBuffer counters;  // attention splits finished, per (token, kv head); zero between steps
   DeviceBuffer ids;       // sampled token per output row
   DeviceBuffer scratch;   // the sampler's penalised copies of the logits
   int32_t* staging = nullptr;   // pinned copy of `step`
@@ -153,6 +154,11 @@ class CudaBackend : public graph::Backend {
         partial = std::max<size_t>(partial, cfg.max_tokens * n.n_head * attention_splits(g, n) * (n.head_dim + 2) *
                                                 sizeof(float));
     s.partial = ctx_.alloc(std::max<size_t>(partial, 256));
+    int64_t kv_heads = 1;
+    for (const Node& n : g.nodes())
+      if (n.op == Op::Attention) kv_heads = std::max<int64_t>(kv_heads, n.n_head_kv);
+    s.counters = ctx_.alloc(std::max<size_t>(cfg.max_tokens * kv_heads * sizeof(int32_t), 256));
+    check(ctx_.api().cuMemsetD8(s.counters.ptr(), 0, s.counters.bytes()), "clear the attention counters");
     // Compile (or fetch) every kernel and record every launch of a step.
     const auto t0 = std::chrono::steady_clock::now();
     const uint64_t compiled_before = cache_.compiles();
@@ -530,11 +536,9 @@ class CudaBackend : public graph::Backend {
         return add(make_launch(spec, "kv_store", {g.config().max_tokens}, 128,
                                {V(n.in[0]), V(n.in[1]), k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr}));
       case Op::Attention: {
-        launches.push_back(make_launch(spec, "attention_split", {n.n_head_kv, attention_splits(g, n), rows}, 128,
-                                       {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), pos, seq,
-                                        table, mb, nr}));
-        return add(make_launch(spec, "attention_combine", {n.n_head, rows}, 128,
-                               {s.partial.ptr(), V(n.out), out.q, out.ds, pos, nr}));
+        return add(make_launch(spec, "attention", {n.n_head_kv, attention_splits(g, n), rows}, 128,
+                               {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), s.counters.ptr(),
+                                V(n.out), out.q, out.ds, pos, seq, table, mb, nr}));
       }
       case Op::GateUpSwiGLU: {
         const int64_t m = g.weights()[n.weight].rows;

@@ -134,7 +134,9 @@ int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa) {
     while (p < v) p *= 2;
     return p;
   };
-  const int64_t splits = max_tokens <= 8 ? 1024 : 64, floor = max_tokens <= 8 ? 64 : 256;
+  // The merge keeps a weight per split and head of a group in shared memory too.
+  const int64_t splits = std::min<int64_t>(max_tokens <= 8 ? 1024 : 64, 8192 / std::max(gqa, 1));
+  const int64_t floor = max_tokens <= 8 ? 64 : 256;
   const int64_t chunk = std::max(floor, pow2_at_least((max_seq_len + splits - 1) / splits));
   return static_cast<int>(std::min<int64_t>(chunk, std::max(16, 8192 / std::max(gqa, 1))));
 }
@@ -146,7 +148,7 @@ KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx
   RAYO_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0, "bad GQA ratio");
   const int64_t splits = (n_ctx + chunk - 1) / chunk;
   return KernelSpec{"attention.cu",
-                    {"attention_split", "attention_combine"},
+                    {"attention"},
                     {{"HEAD_DIM", num(head_dim)},
                      {"N_HEAD", num(n_head)},
                      {"N_HEAD_KV", num(n_head_kv)},

@@ -39,8 +39,9 @@ KernelSpec tensor_core_variant(const KernelSpec& gemv_family);
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
 // tokens) use small chunks, so that a long context spreads over many blocks
 // (at most 1024 splits); prompt graphs large ones, so that their partial
-// results stay small (at most 64 splits per row). A split's scores stay in
-// shared memory: chunk * (n_head / n_head_kv) <= 8192.
+// results stay small (at most 64 splits per row). A split's scores and the
+// merge's weights stay in shared memory: chunk and splits times (n_head /
+// n_head_kv) are at most 8192.
 int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa);
 
 // The format weight w of matmul node n is multiplied in on the GPU: quantized

@@ -19,9 +19,12 @@
 //      a warp, then across the warps in shared memory.
 //   It writes the partial result (m = max score, l = sum of exp(score - m),
 //   o[HEAD_DIM] = sum of exp(score - m) * v) of each head to `partial`.
-// attention_combine: block (h, t) merges the positions[t] / CHUNK + 1 partials
-// of head h, and with EMIT_Q8 writes the q8 twin (q8_act.cuh) of the head's
-// outputs (HEAD_DIM % 32 == 0: its blocks of 32 columns are the head's own).
+//   4. the last of the row's positions[t] / CHUNK + 1 splits of kv head g to
+//      finish (a counter per (row, kv head), counted after a memory fence, and
+//      set back to 0 by that block) merges them, in split order, into the
+//      G heads' outputs, and with EMIT_Q8 writes their q8 twin (q8_act.cuh;
+//      HEAD_DIM % 32 == 0: a head's blocks of 32 columns are its own). So a
+//      layer's attention is one launch.
 //
 // Shape macros: HEAD_DIM (a multiple of 2, up to 256), N_HEAD, N_HEAD_KV,
 // CHUNK, N_SPLITS (= ceil(max_seq_len / CHUNK)), SCALE (1/sqrt(HEAD_DIM) as a
@@ -29,9 +32,9 @@
 // Layouts: q and out [rows][N_HEAD * HEAD_DIM] f32; caches [cache rows][N_HEAD_KV
 // * HEAD_DIM] f16, paged: position j of row t's sequence is cache row
 // kv_row(block_table, seq[t], *max_blocks, j, BLOCK_SIZE); partial
-// [rows][N_HEAD][N_SPLITS][HEAD_DIM + 2] f32.
-// Grid: split (N_HEAD_KV, N_SPLITS, max_rows), combine (N_HEAD, max_rows);
-// block ATT_THREADS and COMBINE_THREADS.
+// [rows][N_HEAD][N_SPLITS][HEAD_DIM + 2] f32; counters [rows][N_HEAD_KV] ints,
+// zero between steps.
+// Grid: (N_HEAD_KV, N_SPLITS, max_rows); block ATT_THREADS.
 #include "q8_act.cuh"
 
 #define ATT_THREADS 128
@@ -72,9 +75,50 @@ RAYO_UNROLL
   }
 }
 
+// The G heads of kv head g of row t: the merge of their n_splits partials
+// (read past L1: other blocks wrote them) into `out` and its q8 twin.
+__device__ __forceinline__ void attention_merge(const float* partial, float* out, i8* out_q, float2* out_ds, int g,
+                                                int t, int n_splits) {
+  __shared__ float weight[GQA][N_SPLITS];
+  __shared__ float inv_l[GQA];
+  const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
+  // The splits' weights exp(m_s - M) and 1 / sum(l_s * weight), one warp per head.
+  for (int h = warp; h < GQA; h += ATT_WARPS) {
+    const float* p = partial + (static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS * PART;
+    float m = -INFINITY;
+    for (int s = lane; s < n_splits; s += WARP) m = fmaxf(m, __ldcg(p + s * PART));
+    m = warp_max(m);
+    float l = 0.0f;
+    for (int s = lane; s < n_splits; s += WARP) {
+      const float f = expf(__ldcg(p + s * PART) - m);
+      weight[h][s] = f;
+      l += __ldcg(p + s * PART + 1) * f;
+    }
+    l = warp_sum(l);
+    if (lane == 0) inv_l[h] = 1.0f / l;
+  }
+  __syncthreads();
+  float* row = out + static_cast<long long>(t) * (N_HEAD * HEAD_DIM);
+  for (int x = tid; x < GQA * HEAD_DIM; x += ATT_THREADS) {
+    const int h = x / HEAD_DIM, d = x % HEAD_DIM;
+    const float* p = partial + (static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS * PART;
+    float o = 0.0f;
+    for (int s = 0; s < n_splits; ++s) o += __ldcg(p + s * PART + 2 + d) * weight[h][s];
+    row[(g * GQA + h) * HEAD_DIM + d] = o * inv_l[h];
+  }
+  if (EMIT_Q8) {
+    __syncthreads();
+    const TwinRow twin = twin_row<N_HEAD * HEAD_DIM>(out_q, out_ds, nullptr, t);
+    constexpr int kBlocks = GQA * HEAD_DIM / 32;  // the group's blocks of 32 columns
+    for (int b = warp; b < kBlocks; b += ATT_WARPS)
+      emit_block32<false>(row[g * GQA * HEAD_DIM + 32 * b + lane], 0.0f, g * kBlocks + b, twin.q, twin.ds, nullptr);
+  }
+}
+
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(ATT_THREADS)
-attention_split(const float* q, const u16* k_cache, const u16* v_cache, float* partial, const int* positions,
-                const int* seq, const int* block_table, const int* max_blocks, const int* n_rows) {
+attention(const float* q, const u16* k_cache, const u16* v_cache, float* partial, int* counters, float* out, i8* out_q,
+          float2* out_ds, const int* positions, const int* seq, const int* block_table, const int* max_blocks,
+          const int* n_rows) {
   const int g = blockIdx.x, s = blockIdx.y, t = blockIdx.z;
   if (t >= *n_rows) return;
   const int pos = positions[t];
@@ -192,52 +236,26 @@ RAYO_UNROLL
   }
   for (int x = tid; x < GQA * HEAD_DIM; x += ATT_THREADS) {
     const int h = x / HEAD_DIM, d = x % HEAD_DIM;
-    float* out = partial + ((static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS + s) * PART;
-    out[2 + d] = red[h][d];
+    float* part = partial + ((static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS + s) * PART;
+    part[2 + d] = red[h][d];
     if (d == 0) {
-      out[0] = head_m[h];
-      out[1] = head_l[h];
+      part[0] = head_m[h];
+      part[1] = head_l[h];
     }
   }
-}
 
-#define COMBINE_THREADS 128
-
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(COMBINE_THREADS)
-attention_combine(const float* partial, float* out, i8* out_q, float2* out_ds, const int* positions, const int* n_rows) {
-  const int h = blockIdx.x, t = blockIdx.y;
-  if (t >= *n_rows) return;
-  const int n_splits = positions[t] / CHUNK + 1;
-  const float* p = partial + (static_cast<long long>(t) * N_HEAD + h) * N_SPLITS * PART;
-  __shared__ float weight[N_SPLITS];
-  __shared__ float scratch[COMBINE_THREADS / WARP];
-  // The splits' weights exp(m_s - M) / L, once.
-  float m = -INFINITY;
-  for (int s = threadIdx.x; s < n_splits; s += COMBINE_THREADS) m = fmaxf(m, p[s * PART]);
-  m = warp_max(m);
-  if (threadIdx.x % WARP == 0) scratch[threadIdx.x / WARP] = m;
+  // 4. The last split of the group to finish merges them all.
+  const int n_splits = pos / CHUNK + 1;
+  __shared__ int last;
+  __threadfence();  // this block's partials, visible before it is counted
   __syncthreads();
-  float M = -INFINITY;
-RAYO_UNROLL
-  for (int w = 0; w < COMBINE_THREADS / WARP; ++w) M = fmaxf(M, scratch[w]);
-  float l = 0.0f;
-  for (int s = threadIdx.x; s < n_splits; s += COMBINE_THREADS) {
-    const float f = expf(p[s * PART] - M);
-    weight[s] = f;
-    l += p[s * PART + 1] * f;
+  if (tid == 0) {
+    int* counter = counters + t * N_HEAD_KV + g;
+    last = atomicAdd(counter, 1) == n_splits - 1;
+    if (last) *counter = 0;  // for the next step
   }
-  const float inv = 1.0f / block_sum<COMBINE_THREADS>(l, scratch);  // (block_sum synchronises: weight is complete)
-  float* row = out + static_cast<long long>(t) * (N_HEAD * HEAD_DIM);
-  for (int d = threadIdx.x; d < HEAD_DIM; d += COMBINE_THREADS) {
-    float o = 0.0f;
-    for (int s = 0; s < n_splits; ++s) o += p[s * PART + 2 + d] * weight[s];
-    row[h * HEAD_DIM + d] = o * inv;
-  }
-  if (EMIT_Q8) {
-    __syncthreads();
-    const int lane = threadIdx.x % WARP;
-    const TwinRow twin = twin_row<N_HEAD * HEAD_DIM>(out_q, out_ds, nullptr, t);
-    for (int b = threadIdx.x / WARP; b < HEAD_DIM / 32; b += COMBINE_THREADS / WARP)
-      emit_block32<false>(row[h * HEAD_DIM + 32 * b + lane], 0.0f, h * (HEAD_DIM / 32) + b, twin.q, twin.ds, nullptr);
-  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  attention_merge(partial, out, out_q, out_ds, g, t, n_splits);
 }
