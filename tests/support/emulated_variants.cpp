@@ -1,5 +1,7 @@
 #include "support/emulated_variants.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "gguf/file.h"
@@ -12,7 +14,8 @@
 namespace rayo::test {
 
 const std::vector<EmulatedModel>& emulated_models() {
-  static const std::vector<EmulatedModel> models = {
+  static const std::vector<EmulatedModel> models = [] {
+    std::vector<EmulatedModel> m = {
       {"stories260K", 1, 1},         // float weights, head_dim 8: f32 path, statistics-only twins
       {"stories260K", 2, 2},         // the scheduler's buckets for 4 sequences and prompt chunks of 4
       {"stories260K", 4, 4},
@@ -24,8 +27,21 @@ const std::vector<EmulatedModel>& emulated_models() {
       {"synth-llama-q4_k_m", 32, 32},   // prompt graphs: the matmuls on tensor cores
       {"synth-qwen2-q8_0", 32, 32},
       {"synth-qwen3-q4_k_m", 32, 32},
-  };
+    };
+    // And every shared model's decode graph (EmulatedGpu.EverySharedModel...).
+    for (const auto& name : every_shared_model()) m.push_back({name, 1, 1});
+    return m;
+  }();
   return models;
+}
+
+std::vector<std::string> every_shared_model() {
+  std::vector<std::string> names;
+  if (shared_dir().empty()) return names;
+  for (const auto& e : std::filesystem::directory_iterator(shared_path("models")))
+    if (e.path().extension() == ".gguf") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 cuda::KvShape emulated_kv_shape() { return cuda::KvShape{64, 16}; }

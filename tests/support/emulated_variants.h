@@ -20,6 +20,9 @@ struct EmulatedModel {
   int64_t max_outputs;
 };
 
+// Every model under shared/models, by name (empty without the shared data).
+std::vector<std::string> every_shared_model();
+
 // The models and graph buckets the backend test runs, with the KV cache it uses.
 const std::vector<EmulatedModel>& emulated_models();
 cuda::KvShape emulated_kv_shape();

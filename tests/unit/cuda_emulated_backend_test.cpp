@@ -75,6 +75,7 @@ using rayo::cuda::emulated::make_invoker;
 #include "support/emulated_variants.h"
 #include "support/paths.h"
 #include "support/reference.h"
+#include "support/teacher_forced.h"
 
 namespace rayo::cuda {
 namespace {
@@ -429,14 +430,10 @@ TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
   }
 }
 
-// Teacher-forced steps of a model on the emulated GPU and on the CPU backend:
-// logits within the project's llama.cpp tolerance of the CPU's (the GPU
-// quantizes activations per 32 values, the CPU per 256 for k-quants) and the
-// same argmax. With max_tokens > 1 the tokens go in chunks of that many (the
-// GEMVs' token tiles), every row asking for logits.
+// A model on the emulated GPU in steps of max_tokens tokens, teacher-forced
+// against llama.cpp's reference and the CPU backend (support/teacher_forced.h).
 void check_model(const std::string& name, int64_t max_tokens, int n_tokens) {
   SCOPED_TRACE(cat(name, " max_tokens=", max_tokens));
-  const auto ref = test::load_reference(test::shared_path("reference/" + name + ".json").string());
   gguf::File f = gguf::File::open(test::shared_path("models/" + name + ".gguf").string());
   auto spec = models::ModelSpec::from_gguf(f);
   const auto& arch = models::find_architecture(spec.arch);
@@ -446,38 +443,23 @@ void check_model(const std::string& name, int64_t max_tokens, int n_tokens) {
   gpu->init_kv_cache(kv_config(spec));
   graph::Executor ec(cpu, arch.build(f, spec, graph::GraphConfig{1, 1}));
   graph::Executor eg(*gpu, arch.build(f, spec, graph::GraphConfig{max_tokens, max_tokens}));
-  const std::vector<int32_t> table = {3, 0, 4, 1}, seq(max_tokens, 0);
-  // The prompt, then llama.cpp's greedy continuation (teacher-forced).
-  std::vector<int32_t> tokens = ref.cases.at(0).tokens;
-  tokens.insert(tokens.end(), ref.cases.at(0).greedy.begin(), ref.cases.at(0).greedy.end());
-  ASSERT_GE(static_cast<int>(tokens.size()), n_tokens);
-  const double tol = test::logit_tolerance(name);
-  int disagree = 0;
-  for (int start = 0; start < n_tokens; start += static_cast<int>(max_tokens)) {
-    const int n = std::min<int>(static_cast<int>(max_tokens), n_tokens - start);
-    std::vector<int32_t> toks(tokens.begin() + start, tokens.begin() + start + n), pos(n), rows(n);
-    for (int i = 0; i < n; ++i) pos[i] = start + i, rows[i] = i;
-    auto lg = eg.step({toks, pos, rows, std::span<const int32_t>(seq).first(n), table, 4});
-    const std::vector<float> gpu_logits(lg.begin(), lg.end());
-    const size_t vocab = gpu_logits.size() / n;
-    for (int i = 0; i < n; ++i) {
-      const int32_t row = 0;
-      auto lc = ec.step({{&toks[i], 1}, {&pos[i], 1}, {&row, 1}, std::span<const int32_t>(seq).first(1), table, 4});
-      double worst = 0;
-      for (size_t k = 0; k < vocab; ++k) worst = std::max(worst, std::abs(static_cast<double>(lc[k]) - gpu_logits[i * vocab + k]));
-      EXPECT_LE(worst, tol) << "position " << pos[i];
-      const auto gpu_row = std::span<const float>(gpu_logits).subspan(i * vocab, vocab);
-      disagree += std::max_element(lc.begin(), lc.end()) - lc.begin() !=
-                  std::max_element(gpu_row.begin(), gpu_row.end()) - gpu_row.begin();
-    }
-  }
-  EXPECT_LE(disagree, 1) << "argmax differs at more than one position";
+  const double worst = test::check_teacher_forced(name, eg, max_tokens, ec, {3, 0, 4, 1}, n_tokens);
+  std::printf("%-24s max_tokens %3lld: largest logit difference from the CPU backend %.3f\n", name.c_str(),
+              static_cast<long long>(max_tokens), worst);
 }
 
 TEST_F(EmulatedGpu, QuantizedModelsMatchTheCpuBackend) {
   check_model("synth-llama-q4_k_m", 1, 6);
   check_model("synth-qwen3-q4_k_m", 1, 4);
   check_model("synth-qwen2-q8_0", 1, 3);
+}
+
+// Parity on the emulated GPU as on a real one (tests/gpu): every shared model,
+// float and quantized, a few teacher-forced tokens each.
+TEST_F(EmulatedGpu, EverySharedModelMatchesLlamaCppAndTheCpuBackend) {
+  const auto names = test::every_shared_model();
+  EXPECT_GE(names.size(), 20u);
+  for (const auto& name : names) check_model(name, 1, 3);
 }
 
 TEST_F(EmulatedGpu, TokenTilesMatchTheCpuBackend) { check_model("synth-llama-q4_k_m", 4, 7); }
