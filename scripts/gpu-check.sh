@@ -18,7 +18,8 @@
 # transfers and launches per token), the emulator and NVRTC tests again on
 # this machine, then the benchmarks: each decode matmul kernel alone (rayo bench
 # --kernels), the files end to end (first and cached starts, tg at
-# depth 0 and 4096, batched decode of 1 to 32 sequences), and the CPU. With
+# depth 0 and 4096, batched decode of 1 to 32 sequences, the server under 1 to
+# 32 clients), and the CPU. With
 # LLAMA_BENCH=/path/to/llama-bench and LLAMA_BATCHED_BENCH=/path/to/llama-batched-bench
 # (built from ../shared/peers), llama.cpp runs on the same files right after each.
 set -uo pipefail
@@ -78,6 +79,11 @@ for preset in llama3-8b qwen2.5-1.5b; do
     run "$LLAMA_BATCHED_BENCH" -m "$files/$preset-q4_k_m.gguf" -c 16384 -b 2048 -ub 512 -npp 32 -ntg 64 \
       -npl 1,8,16,32 -ngl 99
   fi
+  clients=1,8,32
+  [ "$preset" = llama3-8b ] && clients=1,16
+  echo "-- $preset q4_k_m, rayo serve on the GPU ($clients clients, 32-token prompts, 64 tokens each; KV cache from 80% of the GPU)"
+  run "$rayo" bench-serve -m "$files/$preset-q4_k_m.gguf" -N "$clients" -r 4 -n 64 -p 32 --passes 2 \
+    --serve-args "--device cuda --parallel 32 -c 1024 --kv-fraction 0.8"
 done
 run "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 128 -r 1 --device cpu
 for m in "$RAYO_SHARED"/models/synth-llama-q4_k_m.gguf "$RAYO_SHARED"/models/tinystories-656k-q8_0.gguf; do

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -56,12 +57,53 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
 }
 
+// A rayo server's per-step figures over a round, from its /metrics before and
+// after (absent for a server without them).
+struct StepFigures {
+  bool known = false;
+  double steps = 0, tokens = 0;                    // batched steps, token rows over them
+  double schedule_ms = 0, compute_ms = 0, deliver_ms = 0;  // mean per step
+};
+
 struct Round {
   int pass = 0, clients = 0;
   int64_t requests = 0, failures = 0, output_tokens = 0;
   double seconds = 0;
   std::vector<double> ttft, itl;
+  StepFigures steps;
 };
+
+// The unlabelled samples of a Prometheus text page ("name value" lines).
+std::map<std::string, double> scrape_metrics(const server::ServerAddress& ep) {
+  std::map<std::string, double> out;
+  const auto r = server::http_get(ep, "/metrics", 30);
+  if (r.status != 200) return out;
+  std::istringstream lines(r.body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#' || line.find('{') != std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string name;
+    double value;
+    if (fields >> name >> value) out[name] = value;
+  }
+  return out;
+}
+
+StepFigures step_figures(const std::map<std::string, double>& before, const std::map<std::string, double>& after) {
+  auto delta = [&](const std::string& name) {
+    const auto a = after.find(name), b = before.find(name);
+    return a == after.end() ? NAN : a->second - (b == before.end() ? 0.0 : b->second);
+  };
+  StepFigures f;
+  f.steps = delta("rayo_batch_steps_total");
+  if (!(f.steps > 0)) return f;
+  f.known = true;
+  f.tokens = delta("rayo_batch_step_tokens_total");
+  f.schedule_ms = 1e3 * delta("rayo_step_schedule_seconds_sum") / f.steps;
+  f.compute_ms = 1e3 * delta("rayo_step_compute_seconds_sum") / f.steps;
+  f.deliver_ms = 1e3 * delta("rayo_step_deliver_seconds_sum") / f.steps;
+  return f;
+}
 
 // `seed` makes this round's prompts differ from every other round's, so that
 // no round finds another's prompts in the server's prefix cache.
@@ -206,6 +248,10 @@ void print_rounds(const BenchServeOptions& o, const std::vector<Round>& rounds) 
                      {"ttft_p50_ms", f.ttft50}, {"ttft_p99_ms", f.ttft99}, {"itl_p50_ms", f.itl50},
                      {"itl_p99_ms", f.itl99}, {"output_tokens_per_second_ratio", f.tps_ratio},
                      {"itl_p99_ratio", std::isfinite(f.itl99_ratio) ? json(f.itl99_ratio) : json()}});
+    if (o.json_out && r.steps.known)
+      all.back()["server_steps"] = {{"steps", r.steps.steps}, {"tokens_per_step", r.steps.tokens / r.steps.steps},
+                                    {"schedule_ms", r.steps.schedule_ms}, {"compute_ms", r.steps.compute_ms},
+                                    {"deliver_ms", r.steps.deliver_ms}};
     else
       std::printf("| %d | %d | %lld | %lld | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %s |\n", r.pass + 1, r.clients,
                   static_cast<long long>(r.requests), static_cast<long long>(r.failures), f.tps,
@@ -215,6 +261,16 @@ void print_rounds(const BenchServeOptions& o, const std::vector<Round>& rounds) 
   if (o.json_out) {
     std::printf("%s\n", all.dump(2).c_str());
     return;
+  }
+  // The server's own view of its steps (a rayo server: its /metrics).
+  if (std::any_of(rounds.begin(), rounds.end(), [](const Round& r) { return r.steps.known; })) {
+    std::printf("\nthe server's batched steps per round (from its /metrics; mean per step):\n\n");
+    std::printf("| pass | clients | steps | tokens / step | schedule ms | compute ms | deliver ms |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    for (const Round& r : rounds)
+      if (r.steps.known)
+        std::printf("| %d | %d | %.0f | %.1f | %.3f | %.3f | %.3f |\n", r.pass + 1, r.clients, r.steps.steps,
+                    r.steps.tokens / r.steps.steps, r.steps.schedule_ms, r.steps.compute_ms, r.steps.deliver_ms);
   }
   if (o.passes < 2) return;
   std::printf("\nmedian (range) over %d passes of each pass's ratios to its N=%d round:\n\n", o.passes, base_clients);
@@ -257,8 +313,10 @@ void bench(const BenchServeOptions& o) {
   for (int pass = 0; pass < o.passes; ++pass)
     for (int n : o.clients) {
       if (o.passes > 1 && !o.json_out) std::fprintf(stderr, "bench-serve: pass %d of %d, %d clients\n", pass + 1, o.passes, n);
+      const auto before = scrape_metrics(ep);
       rounds.push_back(run_round(ep, o, n, n_vocab, model_name, static_cast<uint32_t>(rounds.size())));
       rounds.back().pass = pass;
+      rounds.back().steps = step_figures(before, scrape_metrics(ep));
     }
   print_rounds(o, rounds);
   for (const auto& r : rounds)

@@ -24,6 +24,7 @@ struct ServeOptions {
   int64_t prefill_chunk = 128;
   int64_t max_queue = 64;
   int64_t kv_blocks = 0;
+  double kv_fraction = 0;
   bool no_prefix_cache = false;
   std::string api_key;
   std::string alias;
@@ -51,6 +52,7 @@ void serve(const ServeOptions& o) {
   so.prefill_chunk = o.prefill_chunk;
   so.max_queue = o.max_queue;
   so.n_blocks = o.kv_blocks;
+  so.kv_fraction = o.kv_fraction;
   so.prefix_cache = !o.no_prefix_cache;
   so.n_threads = session.n_threads;
   so.kv_type = session.kv_type;
@@ -110,6 +112,10 @@ void setup(CLI::App& root) {
   cmd->add_option("--max-queue", o->max_queue, "requests that may wait for a free sequence before 503")
       ->capture_default_str();
   cmd->add_option("--kv-blocks", o->kv_blocks, "KV cache blocks of 16 positions (0: --parallel full contexts)")
+      ->capture_default_str();
+  cmd->add_option("--kv-fraction", o->kv_fraction,
+                  "share of the GPU's memory this server may hold: the KV cache gets what the weights and "
+                  "buffers leave of it (as vLLM's gpu_memory_utilization; 0: size it by --kv-blocks)")
       ->capture_default_str();
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache,
                 "evaluate every prompt in full (default: reuse the cached blocks of prompt prefixes seen before)");

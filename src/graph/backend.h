@@ -4,6 +4,7 @@
 // runs, and the KV cache; the executor tells it which node to run.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,12 @@ struct KvCacheConfig {
   KvType type = KvType::F16;
 };
 
+// The memory a backend allocates from, when it has its own (a GPU's).
+struct DeviceMemory {
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -74,7 +81,10 @@ class Backend {
   // Passes this backend wants before it runs a graph (fusions it has kernels for).
   virtual std::vector<std::unique_ptr<Pass>> passes() const { return {}; }
 
-  // Allocates the KV cache (once per session).
+  // Allocates the KV cache, empty. Called before the first prepare(); may be
+  // called again, before the first step, to replace the pool by one of
+  // another n_blocks (the scheduler sizes it from the memory left once its
+  // graphs are prepared). Nothing else of the config may change.
   virtual void init_kv_cache(const KvCacheConfig& config) = 0;
   // Prepares a planned graph (its weights, its arena). Called once per graph.
   virtual void prepare(const Graph& graph) = 0;
@@ -99,6 +109,10 @@ class Backend {
   // or less): the roofline `rayo bench` compares token generation with. 0
   // when the backend cannot measure it.
   virtual double measure_memory_bandwidth() { return 0; }
+
+  // Free and total bytes of the device memory this backend allocates from
+  // now; nullopt when it has none of its own (the CPU shares the host's).
+  virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
 };
 
 }  // namespace rayo::graph

@@ -48,6 +48,13 @@ struct BatchStats {
 
   LatencyHistogram time_to_first_token{{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
   LatencyHistogram inter_token_latency{{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5}};
+  // Where a step's time goes: choosing its tokens and building its inputs
+  // (schedule), running the graph on the backend up to its results on the host
+  // (compute), sampling what the backend left to the host and handing the
+  // tokens to their streams (deliver).
+  LatencyHistogram step_schedule{{1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1}};
+  LatencyHistogram step_compute{{1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1, 3}};
+  LatencyHistogram step_deliver{{1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1}};
 };
 
 }  // namespace rayo::runtime

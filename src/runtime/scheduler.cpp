@@ -7,6 +7,7 @@
 #include "common/strings.h"
 #include "runtime/backend_choice.h"
 #include "runtime/block_allocator.h"
+#include "runtime/kv_budget.h"
 #include "runtime/prefix_cache.h"
 #include "runtime/session.h"
 #include "tokenizer/tokenizer.h"
@@ -139,6 +140,9 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
   if (o.prefill_chunk < 1) fail("the prefill chunk must be positive, got ", o.prefill_chunk);
   if (o.max_queue < 0) fail("the queue length must not be negative, got ", o.max_queue);
   max_blocks_per_seq_ = (o.max_seq_len + o.block_size - 1) / o.block_size;
+  if (o.kv_fraction != 0 && o.n_blocks > 0) fail("give the KV cache's size once: --kv-blocks or --kv-fraction");
+  if (o.kv_fraction != 0 && !(o.kv_fraction > 0 && o.kv_fraction <= 1))
+    fail("--kv-fraction must be in (0, 1], got ", o.kv_fraction);
   if (o.n_blocks <= 0) o.n_blocks = o.max_seqs * max_blocks_per_seq_;
   const int max_threads = 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (o.n_threads < 0 || o.n_threads > max_threads)
@@ -147,20 +151,19 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
 
   const auto& spec = model_->spec();
   backend_ = make_backend(BackendChoice{o.device, n_threads, o.kv_type, o.cuda_graphs});
+  if (o.kv_fraction > 0 && !backend_->device_memory())
+    fail("--kv-fraction sizes the KV cache from a GPU's memory, but this server runs on the ", backend_->name(),
+         ": use --kv-blocks");
   graph::KvCacheConfig kv;
   kv.n_layers = static_cast<int>(spec.n_layers);
   kv.kv_width = spec.kv_dim();
   kv.block_size = o.block_size;
-  kv.n_blocks = o.n_blocks;
+  // Sized from the GPU's memory: one context's pool while the graphs are
+  // prepared (weights and arenas take their share first), then the rest.
+  kv.n_blocks = o.kv_fraction > 0 ? max_blocks_per_seq_ : o.n_blocks;
   kv.max_seq_len = o.max_seq_len;
   kv.type = o.kv_type;
   backend_->init_kv_cache(kv);
-  allocator_ = std::make_unique<BlockAllocator>(o.n_blocks, o.block_size);
-  stats_.blocks_total = o.n_blocks;
-  if (o.prefix_cache) {
-    prefix_ = std::make_unique<PrefixCache>(o.block_size);
-    allocator_->on_evict([this](int32_t block) { prefix_->forget(block); });
-  }
 
   // Batch buckets: 1, 2, 4, ... below the largest step, then the largest step.
   const int64_t largest = o.max_seqs + o.prefill_chunk;
@@ -171,6 +174,19 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
     graph::Graph g = model_->architecture().build(model_->file(), spec,
                                                   graph::GraphConfig{n, std::min(n, o.max_seqs)});
     executors_.push_back(std::make_unique<graph::Executor>(*backend_, std::move(g)));
+  }
+  if (o.kv_fraction > 0) {
+    o.n_blocks = kv_blocks_for_fraction(*backend_->device_memory(), o.kv_fraction, kv.n_blocks * kv_block_bytes(kv),
+                                        kv_block_bytes(kv), max_blocks_per_seq_);
+    kv.n_blocks = o.n_blocks;
+    backend_->init_kv_cache(kv);
+  }
+
+  allocator_ = std::make_unique<BlockAllocator>(o.n_blocks, o.block_size);
+  stats_.blocks_total = o.n_blocks;
+  if (o.prefix_cache) {
+    prefix_ = std::make_unique<PrefixCache>(o.block_size);
+    allocator_->on_evict([this](int32_t block) { prefix_->forget(block); });
   }
   thread_ = std::thread([this] { loop(); });
 }
@@ -358,6 +374,7 @@ void Scheduler::step() {
     }
   std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->done; });
   if (running_.empty()) return;
+  const auto began = Clock::now();
 
   std::vector<int32_t> tokens, positions, seq_index, outputs, table;
   std::vector<Sequence*> step_seqs, output_seqs;
@@ -418,7 +435,9 @@ void Scheduler::step() {
   graph::Executor& ex = bucket_for(static_cast<int64_t>(tokens.size()));
   graph::StepInputs in{tokens, positions, outputs, seq_index, table, static_cast<int32_t>(max_blocks_per_seq_)};
   if (any) in.sample = requests;
+  const auto scheduled = Clock::now();
   ex.run(in);
+  const auto computed = Clock::now();
   ++stats_.steps;
   stats_.step_tokens += tokens.size();
 
@@ -445,6 +464,9 @@ void Scheduler::step() {
       id = s.sampler.sample(logits());
     deliver(s, id, logits);
   }
+  stats_.step_schedule.observe(seconds_between(began, scheduled));
+  stats_.step_compute.observe(seconds_between(scheduled, computed));
+  stats_.step_deliver.observe(seconds_between(computed, Clock::now()));
 }
 
 void Scheduler::deliver(Sequence& s, int32_t id, const std::function<std::span<const float>()>& logits) {

@@ -10,7 +10,10 @@
 //    max_tokens positions (the rest of the context when max_tokens is unset).
 //    Reserving up front means an admitted request is never preempted, dropped
 //    or corrupted; the price is that a pool smaller than max_seqs full contexts
-//    admits fewer long requests at once. A request that waits does so in a
+//    admits fewer long requests at once. The pool is max_seqs full contexts,
+//    n_blocks, or what kv_fraction of the GPU's memory leaves once the weights
+//    and the step graphs' buffers are allocated (blocks beyond what running
+//    sequences hold keep prompt prefixes cached). A request that waits does so in a
 //    bounded queue (max_queue); beyond it submit() refuses (HTTP 503).
 //  * Prompt prefixes are shared (runtime/prefix_cache.h): the whole blocks of
 //    a prompt that an earlier or running request already computed are taken
@@ -54,7 +57,8 @@ struct SchedulerOptions {
   int64_t max_seqs = 4;         // sequences decoded together (--parallel)
   int64_t max_seq_len = 2048;   // context of one sequence (-c)
   int64_t block_size = 16;      // positions per KV cache block
-  int64_t n_blocks = 0;         // KV pool; 0: max_seqs full contexts
+  int64_t n_blocks = 0;         // KV pool; 0: max_seqs full contexts (or kv_fraction)
+  double kv_fraction = 0;       // > 0: the pool is what this share of the GPU's memory leaves (--kv-fraction)
   int64_t prefill_chunk = 128;  // prompt tokens per step
   int64_t max_queue = 64;       // requests waiting for admission before submit() refuses
   bool prefix_cache = true;     // reuse the cache blocks of prompt prefixes already computed

@@ -293,6 +293,14 @@ std::string HttpServer::metrics_text() const {
             st.time_to_first_token);
   histogram(out, "rayo_inter_token_latency_seconds", "Time between consecutive tokens of a sequence.",
             st.inter_token_latency);
+  histogram(out, "rayo_step_schedule_seconds",
+            "Per batched step: choosing its tokens and building its inputs on the host.", st.step_schedule);
+  histogram(out, "rayo_step_compute_seconds",
+            "Per batched step: the graph on the backend, from the upload to its results on the host.",
+            st.step_compute);
+  histogram(out, "rayo_step_deliver_seconds",
+            "Per batched step: sampling what the backend left to the host and handing tokens to the streams.",
+            st.step_deliver);
   return out.str();
 }
 

@@ -96,6 +96,42 @@ TEST(CudaKernelsNative, GemvEveryFormatAtLlamaWidth) {
   }
 }
 
+// The tensor-core GEMM of every quantized format at llama3-8b's width, 70
+// tokens (three token tiles, the last partial), against the product of the
+// dequantized weights and the dequantized twin; the GEMM rounds both to f16
+// (2^-11 each, as the emulator test allows).
+TEST(CudaKernelsNative, GemmEveryQuantizedFormatAtLlamaWidth) {
+  RAYO_REQUIRE_GPU();
+  Gpu gpu;
+  const int64_t K = 4096, M = 333, T = 70;
+  for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+                       TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+    SCOPED_TRACE(type_name(t));
+    const auto w = test::random_weights(t, M, K, 11 + static_cast<uint32_t>(t));
+    const auto wf = test::dequantized(t, w, M, K);
+    const auto x = test::random_floats(T * K, 98);
+    const auto twin = test::q8_twin(x.data(), T, K);
+    const std::vector<float> no_norm;
+    auto dw = gpu.put(test::gpu_matrix(t, w, M, K)), dx = gpu.put(x), dq = gpu.put(twin.q), dds = gpu.put(twin.ds),
+         dy = gpu.put(std::vector<float>(T * M)), dn = gpu.put(std::vector<int>{static_cast<int>(T)});
+    gpu.run(tensor_core_variant(gemv_spec(t, K, M, 4, -1.0f, 0)), "gemm", (T + 31) / 32, (M + 63) / 64, 1, 128,
+            {dw.ptr(), dx.ptr(), dq.ptr(), dds.ptr(), 0, 0, dy.ptr(), 0, 0, 0, 0, 0, dn.ptr()});
+    const auto y = gpu.get<float>(dy, T * M);
+    for (int64_t tok = 0; tok < T; ++tok) {
+      const auto xs = test::matmul_input(x, no_norm, twin, tok, K, true, false, 0.0f);
+      for (int64_t r = 0; r < M; ++r) {
+        double ref = 0, abs_sum = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          ref += static_cast<double>(wf[r * K + k]) * xs[k];
+          abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * xs[k]);
+        }
+        ASSERT_NEAR(y[tok * M + r], ref, (2.0 / 2048 + (K / 16.0 + 16) * test::kF32Eps) * abs_sum)
+            << "token " << tok << " row " << r;
+      }
+    }
+  }
+}
+
 TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
   RAYO_REQUIRE_GPU();
   Gpu gpu;

@@ -374,6 +374,13 @@ TEST_F(ServerHttp, ThirtyTwoConcurrentStreamsAreCompleteCorrectAndCounted) {
   EXPECT_EQ(metric(after, "rayo_kv_cache_blocks_total"), 16 * 16);
   EXPECT_GT(metric(after, "rayo_batch_step_tokens_total") - metric(before, "rayo_batch_step_tokens_total"),
             metric(after, "rayo_batch_steps_total") - metric(before, "rayo_batch_steps_total"));  // batched
+  // Every step's time, split into its phases.
+  const double steps = metric(after, "rayo_batch_steps_total") - metric(before, "rayo_batch_steps_total");
+  for (const char* phase : {"schedule", "compute", "deliver"}) {
+    const std::string name = std::string("rayo_step_") + phase + "_seconds";
+    EXPECT_EQ(metric(after, name + "_count") - metric(before, name + "_count"), steps) << phase;
+    EXPECT_GT(metric(after, name + "_sum") - metric(before, name + "_sum"), 0.0) << phase;
+  }
   const std::regex ok_count("rayo_requests_total\\{status=\"200\"\\} ([0-9]+)");
   std::smatch m1, m2;
   ASSERT_TRUE(std::regex_search(before, m1, ok_count));
@@ -514,6 +521,17 @@ TEST(ServerCli, RefusesBadFlagsWithOneLine) {
   auto missing = run_command(rayo_binary().string() + " serve -m /nonexistent.gguf --port 0");
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.output.find("nonexistent"), std::string::npos) << missing.output;
+  // The KV cache sized from a GPU's memory needs a GPU; its size is given once.
+  auto on_cpu = run_command(rayo_binary().string() + " serve -m " + stories() + " --device cpu --kv-fraction 0.5 --port 0");
+  EXPECT_NE(on_cpu.exit_code, 0);
+  EXPECT_NE(on_cpu.output.find("--kv-blocks"), std::string::npos) << on_cpu.output;
+  auto both = run_command(rayo_binary().string() + " serve -m " + stories() +
+                          " --kv-blocks 64 --kv-fraction 0.5 --port 0");
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_NE(both.output.find("once"), std::string::npos) << both.output;
+  auto share = run_command(rayo_binary().string() + " serve -m " + stories() + " --kv-fraction 1.5 --port 0");
+  EXPECT_NE(share.exit_code, 0);
+  EXPECT_NE(share.output.find("(0, 1]"), std::string::npos) << share.output;
 }
 
 // The load generator against a server it starts: --passes interleaves the

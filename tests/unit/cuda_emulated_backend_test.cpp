@@ -70,6 +70,7 @@ using rayo::cuda::emulated::make_invoker;
 #include "graph/executor.h"
 #include "models/architecture.h"
 #include "models/model_spec.h"
+#include "runtime/kv_budget.h"
 #include "runtime/sampler.h"
 #include "runtime/scheduler.h"
 #include "support/emulated_variants.h"
@@ -104,6 +105,9 @@ struct Fake {
   uint64_t launches = 0;
   std::vector<size_t> d2d_copies;  // bytes of each device-to-device copy
   std::vector<std::unique_ptr<std::chrono::steady_clock::time_point>> events;
+  std::map<CUdeviceptr, size_t> allocations;  // live device allocations and their bytes
+  size_t allocated = 0;
+  size_t memory_total = 0;  // > 0: cuMemGetInfo reports this GPU, with `allocated` in use
 };
 Fake* g_fake = nullptr;
 
@@ -154,10 +158,20 @@ DriverApi fake_api() {
     return 0;
   };
   a.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
+    if (g_fake->memory_total && g_fake->allocated + n > g_fake->memory_total) return 2;  // out of memory
     *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, n + 64));
+    g_fake->allocations[*p] = n;
+    g_fake->allocated += n;
     return 0;
   };
-  a.cuMemFree = [](CUdeviceptr p) { std::free(reinterpret_cast<void*>(p)); return 0; };
+  a.cuMemFree = [](CUdeviceptr p) {
+    const size_t n = g_fake->allocations.at(p);
+    std::memset(reinterpret_cast<void*>(p), 0xff, n);  // NaNs for whatever still reads it
+    g_fake->allocated -= n;
+    g_fake->allocations.erase(p);
+    std::free(reinterpret_cast<void*>(p));
+    return 0;
+  };
   a.cuMemAllocHost = [](void** p, size_t n) { *p = std::calloc(1, n + 64); return 0; };
   a.cuMemFreeHost = [](void* p) { std::free(p); return 0; };
   a.cuMemcpyHtoD = [](CUdeviceptr d, const void* s, size_t n) { std::memcpy(reinterpret_cast<void*>(d), s, n); return 0; };
@@ -176,8 +190,8 @@ DriverApi fake_api() {
     return 0;
   };
   a.cuMemGetInfo = [](size_t* free_bytes, size_t* total) {
-    *free_bytes = size_t{64} << 20;
-    *total = size_t{1} << 34;
+    *free_bytes = g_fake->memory_total ? g_fake->memory_total - g_fake->allocated : size_t{64} << 20;
+    *total = g_fake->memory_total ? g_fake->memory_total : size_t{1} << 34;
     return 0;
   };
   // Events are host timestamps taken when recorded (the emulator runs everything synchronously).
@@ -519,6 +533,55 @@ TEST_F(EmulatedGpu, SchedulerStepsOnTheGpuAreBatchInvariant) {
     if (i == 3) {
       EXPECT_EQ(r.tokens[0].top.size(), 2u);
     }
+  }
+}
+
+// --kv-fraction: the pool is what the share of the GPU leaves once the weights
+// and every step graph's buffers are allocated, and the graphs prepared with
+// the provisional pool run on the final one.
+TEST_F(EmulatedGpu, KvFractionFillsTheGpusShareWithBlocks) {
+  auto model = runtime::Model::load(test::shared_path("models/stories260K.gguf").string());
+  runtime::SchedulerOptions o;
+  o.max_seqs = 2;
+  o.max_seq_len = 64;
+  o.prefill_chunk = 4;
+  o.device = "cuda";
+  runtime::Request r;
+  r.prompt = {1, 403, 407, 261, 378};
+  r.max_tokens = 10;
+  r.ignore_eos = true;
+  r.sampling.temperature = 0;
+  std::vector<int32_t> expected;
+  {
+    runtime::Scheduler s(model, o);
+    for (const auto& t : s.submit(r)->wait().tokens) expected.push_back(t.id);
+  }
+  ASSERT_EQ(expected.size(), 10u);
+
+  fake_->memory_total = size_t{48} << 20;
+  o.kv_fraction = 0.5;
+  runtime::Scheduler s(model, o);
+  graph::KvCacheConfig kv;
+  kv.n_layers = static_cast<int>(model->spec().n_layers);
+  kv.kv_width = model->spec().kv_dim();
+  kv.block_size = o.block_size;
+  const uint64_t block = runtime::kv_block_bytes(kv);
+  const uint64_t share = fake_->memory_total / 2;
+  EXPECT_LE(fake_->allocated, share);
+  EXPECT_GT(fake_->allocated + block, share) << "less than a block of the share is left over";
+  EXPECT_GT(s.stats().blocks_total, o.max_seqs * 4) << "more blocks than two full contexts";
+  const auto result = s.submit(r)->wait();
+  ASSERT_TRUE(result.error.empty()) << result.error;
+  std::vector<int32_t> got;
+  for (const auto& t : result.tokens) got.push_back(t.id);
+  EXPECT_EQ(got, expected);
+
+  o.kv_fraction = 0.001;  // less than the weights alone
+  try {
+    runtime::Scheduler small(model, o);
+    ADD_FAILURE() << "a share smaller than the weights was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("less than one context needs"), std::string::npos) << e.what();
   }
 }
 

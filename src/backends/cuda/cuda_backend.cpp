@@ -118,10 +118,24 @@ class CudaBackend : public graph::Backend {
     RAYO_CHECK(config.n_layers > 0 && config.n_blocks > 0 && config.block_size > 0 && config.kv_width > 0 &&
                    config.max_seq_len > 0,
                "empty KV cache");
+    if (kv_) {  // a new pool: only its size may change
+      RAYO_CHECK(config.n_layers == kv_config_.n_layers && config.kv_width == kv_config_.kv_width &&
+                     config.block_size == kv_config_.block_size && config.max_seq_len == kv_config_.max_seq_len,
+                 "the KV cache may only change its number of blocks");
+      kv_ = DeviceBuffer();  // freed before the new one is allocated
+    }
     kv_config_ = config;
     layer_bytes_ = static_cast<size_t>(config.n_blocks * config.block_size * config.kv_width) * 2;
     kv_ = ctx_.alloc(2 * layer_bytes_ * config.n_layers);
     check(ctx_.api().cuMemsetD8(kv_.ptr(), 0, kv_.bytes()), "clear the KV cache");
+    // The launches recorded so far hold the old pool's addresses.
+    for (auto& [g, s] : graphs_) record_launches(*g, s);
+  }
+
+  std::optional<graph::DeviceMemory> device_memory() const override {
+    size_t free_bytes = 0, total_bytes = 0;
+    check(ctx_.api().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+    return graph::DeviceMemory{free_bytes, total_bytes};
   }
 
   void prepare(const Graph& g) override {
@@ -159,19 +173,9 @@ class CudaBackend : public graph::Backend {
       if (n.op == Op::Attention) kv_heads = std::max<int64_t>(kv_heads, n.n_head_kv);
     s.counters = ctx_.alloc(std::max<size_t>(cfg.max_tokens * kv_heads * sizeof(int32_t), 256));
     check(ctx_.api().cuMemsetD8(s.counters.ptr(), 0, s.counters.bytes()), "clear the attention counters");
-    // Compile (or fetch) every kernel and record every launch of a step.
     const auto t0 = std::chrono::steady_clock::now();
     const uint64_t compiled_before = cache_.compiles();
-    s.node_launches.clear();
-    s.kernels = 0;
-    for (const Node& n : g.nodes()) {
-      s.node_launches.push_back(launches_for(g, s, n));
-      s.kernels += static_cast<int>(s.node_launches.back().size());
-    }
-    s.sample = make_launch(sample_kernel_spec(s.n_vocab), "sample", {cfg.max_outputs}, kSampleThreads,
-                           {value_ptr(s, g, g.output()), s.scratch.ptr(), s.step.ptr() + 4 * records_at(g),
-                            s.step.ptr(), s.ids.ptr(), n_outputs_ptr(s)});
-    s.kernels += 1;
+    record_launches(g, s);
     if (options_.verbose)
       std::fprintf(stderr, "rayo: %d kernels per step on %s (%s), %llu compiled in %.2f s, %s arena\n", s.kernels,
                    ctx_.name().c_str(), ctx_.arch().c_str(),
@@ -563,6 +567,26 @@ class CudaBackend : public graph::Backend {
       }
     }
     fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
+  }
+
+  // Compiles (or fetches) every kernel of a step and records its launches;
+  // a capture made from the old ones is dropped.
+  void record_launches(const Graph& g, GraphState& s) {
+    const auto& a = ctx_.api();
+    if (s.exec) a.cuGraphExecDestroy(s.exec);
+    if (s.cu_graph) a.cuGraphDestroy(s.cu_graph);
+    s.exec = nullptr;
+    s.cu_graph = nullptr;
+    s.node_launches.clear();
+    s.kernels = 0;
+    for (const Node& n : g.nodes()) {
+      s.node_launches.push_back(launches_for(g, s, n));
+      s.kernels += static_cast<int>(s.node_launches.back().size());
+    }
+    s.sample = make_launch(sample_kernel_spec(s.n_vocab), "sample", {g.config().max_outputs}, kSampleThreads,
+                           {value_ptr(s, g, g.output()), s.scratch.ptr(), s.step.ptr() + 4 * records_at(g),
+                            s.step.ptr(), s.ids.ptr(), n_outputs_ptr(s)});
+    s.kernels += 1;
   }
 
   // Records the step's launches and the sampler into a CUDA graph.

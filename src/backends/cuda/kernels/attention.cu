@@ -35,6 +35,9 @@
 // [rows][N_HEAD][N_SPLITS][HEAD_DIM + 2] f32; counters [rows][N_HEAD_KV] ints,
 // zero between steps.
 // Grid: (N_HEAD_KV, N_SPLITS, max_rows); block ATT_THREADS.
+//
+// Last measured: not yet (rewritten for bandwidth without a GPU; `rayo bench
+// --kernels` and `rayo bench -d` measure it).
 #include "q8_act.cuh"
 
 #define ATT_THREADS 128

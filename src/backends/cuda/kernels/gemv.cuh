@@ -16,6 +16,9 @@
 // With a fused RMSNorm (NORM) the q8 twin holds x * norm_w and the row's 1/rms
 // comes from its ss statistics (computed once, by the input's producer); the
 // float path scales x * norm_w by it as it loads x.
+//
+// Last measured: not yet (rewritten for bandwidth without a GPU; `rayo bench
+// --kernels` and `rayo bench -d` measure it).
 #pragma once
 #include "weight_formats.cuh"
 
