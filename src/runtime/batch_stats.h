@@ -40,6 +40,8 @@ struct BatchStats {
   std::atomic<uint64_t> finished{0};          // requests that completed (stop or length)
   std::atomic<uint64_t> cancelled{0};         // requests cancelled by their client
   std::atomic<uint64_t> rejected{0};          // refused: queue full
+  std::atomic<uint64_t> preemptions{0};       // sequences that gave their blocks up to be recomputed
+  std::atomic<uint64_t> recomputed_tokens{0};  // positions evaluated again after a preemption
   std::atomic<int64_t> waiting{0};            // admitted to the queue, not yet running
   std::atomic<int64_t> running{0};            // sequences holding cache blocks
   std::atomic<int64_t> blocks_used{0};        // held by sequences

@@ -117,18 +117,26 @@ struct Scheduler::Sequence {
   std::shared_ptr<RequestStream> stream;
   std::vector<int32_t> blocks;  // block table, position order
   std::vector<uint64_t> chain;  // prefix-cache chain ids of its first whole prompt blocks
-  int64_t reserve_positions = 0;
+  int64_t max_positions = 0;    // the most it will ever hold in the cache
   int64_t n_past = 0;           // positions in the cache
+  // Positions whose tokens are known before it decodes: the prompt, or after
+  // a preemption every position it had evaluated (recomputed on its return).
+  int64_t known = 0;
   int64_t cached_tokens = 0;    // prompt positions taken from the prefix cache
   int32_t next_token = -1;      // sampled, to be evaluated in the next step
   int64_t n_generated = 0;
+  std::vector<int32_t> generated;  // the tokens delivered, in order
+  bool admitted = false;        // ran before (its prompt is in the sampler and the stats)
+  bool preempted = false;       // gave its blocks up in this step
   std::string text;             // generated text so far (cut at a stop string)
   size_t emitted = 0;           // bytes of text already streamed
   bool done = false;
   bool cut = false;             // a stop string ended the text
   Clock::time_point submitted, last_token;
 
-  bool prefilling() const { return n_past < static_cast<int64_t>(request.prompt.size()); }
+  bool prefilling() const { return n_past < known; }
+  int64_t n_prompt() const { return static_cast<int64_t>(request.prompt.size()); }
+  int32_t token_at(int64_t p) const { return p < n_prompt() ? request.prompt[p] : generated[p - n_prompt()]; }
 };
 
 Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions& options)
@@ -228,10 +236,11 @@ std::shared_ptr<RequestStream> Scheduler::submit(Request request) {
                           " were requested (", n_prompt, " in the prompt, ", request.max_tokens, " to generate)"));
 
   auto seq = std::make_unique<Sequence>(std::move(request), *model_);
+  seq->known = n_prompt;
   // The last generated token is never evaluated: prompt + max_tokens - 1 positions.
-  seq->reserve_positions = seq->request.max_tokens > 0 ? n_prompt + seq->request.max_tokens - 1 : ctx;
-  if (allocator_->blocks_for(seq->reserve_positions) > allocator_->n_blocks())
-    throw SubmitError(SubmitError::TooLong, cat("the request needs ", seq->reserve_positions,
+  seq->max_positions = seq->request.max_tokens > 0 ? n_prompt + seq->request.max_tokens - 1 : ctx;
+  if (allocator_->blocks_for(seq->max_positions) > allocator_->n_blocks())
+    throw SubmitError(SubmitError::TooLong, cat("the request needs ", seq->max_positions,
                                                 " positions of KV cache, more than the server's pool of ",
                                                 allocator_->n_blocks() * allocator_->block_size()));
   auto stream = seq->stream;
@@ -318,37 +327,46 @@ void Scheduler::admit() {
     if ((*it)->stream->cancelled()) {
       ++stats_.cancelled;
       --in_flight_;
-      (*it)->stream->finish(FinishReason::Stop, 0, 0);
+      const Sequence& s = **it;  // a preempted one has run before
+      s.stream->finish(FinishReason::Stop, s.admitted ? s.n_prompt() : 0, s.n_generated, {}, s.cached_tokens);
       it = waiting_.erase(it);
     } else {
       ++it;
     }
   }
   // First come, first served: a request that does not fit blocks those behind
-  // it, so that a long one is not starved by a stream of short ones.
+  // it, so that a long one is not starved by a stream of short ones. Blocks
+  // are taken for the positions known now (the prompt); decoding takes the
+  // rest one block at a time (step()). Beside running sequences a few blocks
+  // stay free for them to grow into, so that admitting does not at once
+  // force a preemption.
+  const int64_t headroom = std::max<int64_t>(1, allocator_->n_blocks() / 100);
   while (!waiting_.empty() && static_cast<int64_t>(running_.size()) < options_.max_seqs) {
     Sequence& s = *waiting_.front();
     // Whole prompt blocks already in the cache are shared, never the one
     // holding the prompt's last token: evaluating it gives the first logits.
-    const int64_t n_prompt = static_cast<int64_t>(s.request.prompt.size());
     const int64_t block_size = allocator_->block_size();
     std::vector<PrefixCache::Hit> hits;
-    if (prefix_) hits = prefix_->lookup(s.request.prompt, (n_prompt - 1) / block_size);
+    if (prefix_) hits = prefix_->lookup(s.request.prompt, (s.n_prompt() - 1) / block_size);
+    const int64_t fresh = allocator_->blocks_for(s.known) - static_cast<int64_t>(hits.size());
+    int64_t idle_hits = 0;  // cached blocks nobody holds count as free until retained
+    for (const auto& h : hits) idle_hits += allocator_->ref_count(h.block) == 0;
+    if (fresh + (running_.empty() ? 0 : headroom) > allocator_->n_free() - idle_hits) break;
     for (const auto& h : hits) {  // before allocating, so that allocating cannot evict them
       allocator_->retain(h.block);
       s.blocks.push_back(h.block);
     }
-    const int64_t fresh = allocator_->blocks_for(s.reserve_positions) - static_cast<int64_t>(hits.size());
-    if (!allocator_->allocate(fresh, s.blocks)) {
-      allocator_->release(s.blocks);
-      s.blocks.clear();
-      break;
-    }
+    RAYO_CHECK(allocator_->allocate(fresh, s.blocks), "the KV cache lost blocks it counted as free");
     for (const auto& h : hits) s.chain.push_back(h.chain);
-    s.n_past = s.cached_tokens = static_cast<int64_t>(hits.size()) * block_size;
-    stats_.prompt_tokens += static_cast<uint64_t>(s.cached_tokens);
-    stats_.prompt_tokens_cached += static_cast<uint64_t>(s.cached_tokens);
-    for (int32_t t : s.request.prompt) s.sampler.accept(t);
+    s.n_past = static_cast<int64_t>(hits.size()) * block_size;
+    if (!s.admitted) {
+      s.cached_tokens = s.n_past;
+      stats_.prompt_tokens += static_cast<uint64_t>(s.cached_tokens);
+      stats_.prompt_tokens_cached += static_cast<uint64_t>(s.cached_tokens);
+      for (int32_t t : s.request.prompt) s.sampler.accept(t);
+      s.admitted = true;
+    }
+    s.preempted = false;
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
   }
@@ -375,6 +393,8 @@ void Scheduler::step() {
   std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->done; });
   if (running_.empty()) return;
   const auto began = Clock::now();
+  grow_or_preempt();
+  if (running_.empty()) return;
 
   std::vector<int32_t> tokens, positions, seq_index, outputs, table;
   std::vector<Sequence*> step_seqs, output_seqs;
@@ -400,15 +420,16 @@ void Scheduler::step() {
   for (auto& s : running_) {
     if (budget == 0) break;
     if (!s->prefilling()) continue;
-    const int64_t n_prompt = static_cast<int64_t>(s->request.prompt.size());
-    const int64_t n = std::min(budget, n_prompt - s->n_past);
+    const int64_t n = std::min(budget, s->known - s->n_past);
     const int32_t idx = add_seq(s.get());
     for (int64_t i = 0; i < n; ++i) {
-      tokens.push_back(s->request.prompt[s->n_past + i]);
+      tokens.push_back(s->token_at(s->n_past + i));
       positions.push_back(static_cast<int32_t>(s->n_past + i));
       seq_index.push_back(idx);
     }
-    if (s->n_past + n == n_prompt) {  // the prompt's last token gives the first logits
+    // The prompt's last token gives the first logits; a sequence recomputing
+    // after a preemption has its next token already.
+    if (s->n_past + n == s->known && s->n_generated == 0) {
       outputs.push_back(static_cast<int32_t>(tokens.size() - 1));
       output_seqs.push_back(s.get());
     }
@@ -445,7 +466,7 @@ void Scheduler::step() {
     if (!s->prefilling()) ++s->n_past;  // its decode token is now in the cache
   for (auto& [s, n] : prefilled) {
     s->n_past += n;
-    stats_.prompt_tokens += static_cast<uint64_t>(n);
+    (s->n_generated == 0 ? stats_.prompt_tokens : stats_.recomputed_tokens) += static_cast<uint64_t>(n);
     cache_prompt_blocks(*s);
   }
   // Each output row's token: the backend's, or drawn here from the logits
@@ -469,6 +490,52 @@ void Scheduler::step() {
   stats_.step_deliver.observe(seconds_between(computed, Clock::now()));
 }
 
+void Scheduler::grow_or_preempt() {
+  const int64_t block_size = allocator_->block_size();
+  std::vector<Sequence*> preempted;  // youngest first
+  for (auto& s : running_) {  // oldest first
+    if (s->preempted || s->prefilling()) continue;
+    // A decoding sequence writes position n_past in this step.
+    while (static_cast<int64_t>(s->blocks.size()) * block_size <= s->n_past) {
+      if (allocator_->allocate(1, s->blocks)) continue;
+      // Out of blocks: the youngest sequence gives its blocks up and goes
+      // back to the head of the queue, to recompute what it had (vLLM's
+      // preemption by recomputation). The oldest one always advances, so
+      // every request ends.
+      Sequence* victim = nullptr;
+      for (auto it = running_.rbegin(); it != running_.rend() && !victim; ++it)
+        if (!(*it)->preempted) victim = it->get();
+      preempt(*victim);
+      preempted.push_back(victim);
+      if (victim == s.get()) break;
+    }
+  }
+  if (preempted.empty()) return;
+  std::vector<std::unique_ptr<Sequence>> back;
+  for (Sequence* p : preempted)
+    for (auto& s : running_)
+      if (s.get() == p) back.push_back(std::move(s));
+  std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return !s; });
+  std::lock_guard lock(mutex_);
+  for (auto& s : back) waiting_.push_front(std::move(s));  // the oldest ends up first
+  stats_.waiting.store(static_cast<int64_t>(waiting_.size()));
+  stats_.running.store(static_cast<int64_t>(running_.size()));
+}
+
+void Scheduler::preempt(Sequence& s) {
+  allocator_->release(s.blocks);
+  s.blocks.clear();
+  s.chain.clear();
+  // What it evaluated is recomputed on its return: the prompt and every
+  // generated token but the pending one.
+  if (!s.prefilling()) s.known = s.n_past;
+  s.n_past = 0;
+  s.preempted = true;
+  ++stats_.preemptions;
+  stats_.blocks_used.store(allocator_->n_used());
+  stats_.blocks_cached.store(allocator_->n_idle_cached());
+}
+
 void Scheduler::deliver(Sequence& s, int32_t id, const std::function<std::span<const float>()>& logits) {
   const auto& tok = model_->tokenizer();
   s.sampler.accept(id);
@@ -484,6 +551,7 @@ void Scheduler::deliver(Sequence& s, int32_t id, const std::function<std::span<c
   if (eog) return finish(s, FinishReason::Stop);
 
   ++s.n_generated;
+  s.generated.push_back(id);
   ++stats_.generated_tokens;
   GeneratedToken g;
   if (s.request.logprobs >= 0)

@@ -6,15 +6,21 @@
 // Policy (one scheduler thread):
 //  * Admission happens between steps, first come first served. A request is
 //    admitted when a sequence slot is free (at most max_seqs run at once) and
-//    the block allocator can reserve blocks for its whole life: prompt +
-//    max_tokens positions (the rest of the context when max_tokens is unset).
-//    Reserving up front means an admitted request is never preempted, dropped
-//    or corrupted; the price is that a pool smaller than max_seqs full contexts
-//    admits fewer long requests at once. The pool is max_seqs full contexts,
-//    n_blocks, or what kv_fraction of the GPU's memory leaves once the weights
-//    and the step graphs' buffers are allocated (blocks beyond what running
-//    sequences hold keep prompt prefixes cached). A request that waits does so in a
-//    bounded queue (max_queue); beyond it submit() refuses (HTTP 503).
+//    the block allocator has blocks for its prompt, plus a little headroom
+//    (1% of the pool) for the running sequences to grow into. Decoding takes
+//    one more block whenever a sequence crosses into it. When none is left,
+//    the youngest running sequence is preempted: its blocks are freed and it
+//    returns to the head of the queue, to recompute the positions it had (its
+//    prompt and generated tokens, as a prompt without logits) and go on with
+//    the token it had sampled (vLLM's preemption by recomputation). The
+//    oldest sequence is never preempted for a younger one, so every request
+//    ends; nothing a client was sent changes. A request that could not fit
+//    the whole pool alone is refused at submit(). The pool is max_seqs full
+//    contexts, n_blocks, or what kv_fraction of the GPU's memory leaves once
+//    the weights and the step graphs' buffers are allocated (blocks beyond
+//    what running sequences hold keep prompt prefixes cached). A request that
+//    waits does so in a bounded queue (max_queue); beyond it submit() refuses
+//    (HTTP 503).
 //  * Prompt prefixes are shared (runtime/prefix_cache.h): the whole blocks of
 //    a prompt that an earlier or running request already computed are taken
 //    from the cache at admission, with their blocks' reference counts raised,
@@ -165,6 +171,11 @@ class Scheduler {
   void loop();
   void admit();
   void step();
+  // Gives every decoding sequence the block its next position falls in,
+  // preempting the youngest sequences when none is left.
+  void grow_or_preempt();
+  // Frees s's blocks; it is recomputed when admitted again.
+  void preempt(Sequence& s);
   // Hands the token sampled for s to its stream (with logprobs from `logits`,
   // fetched only when the request asks for them) and decides what comes next.
   void deliver(Sequence& s, int32_t id, const std::function<std::span<const float>()>& logits);

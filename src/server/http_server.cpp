@@ -280,6 +280,10 @@ std::string HttpServer::metrics_text() const {
   counter("rayo_requests_finished_total", "Generations that ran to a stop or length.", st.finished.load());
   counter("rayo_requests_cancelled_total", "Generations cancelled (client gone).", st.cancelled.load());
   counter("rayo_requests_rejected_total", "Generations refused because the queue was full.", st.rejected.load());
+  counter("rayo_preemptions_total", "Sequences that gave their KV cache blocks up, to be recomputed.",
+          st.preemptions.load());
+  counter("rayo_recomputed_tokens_total", "Positions evaluated again after a preemption.",
+          st.recomputed_tokens.load());
   counter("rayo_batch_steps_total", "Batched graph steps run.", st.steps.load());
   counter("rayo_batch_step_tokens_total", "Token rows over all steps.", st.step_tokens.load());
   gauge("rayo_queue_length", "Requests waiting for admission.", st.waiting.load());

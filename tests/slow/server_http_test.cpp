@@ -372,6 +372,8 @@ TEST_F(ServerHttp, ThirtyTwoConcurrentStreamsAreCompleteCorrectAndCounted) {
   EXPECT_EQ(metric(after, "rayo_running_sequences"), 0);
   EXPECT_EQ(metric(after, "rayo_kv_cache_blocks_used"), 0);
   EXPECT_EQ(metric(after, "rayo_kv_cache_blocks_total"), 16 * 16);
+  EXPECT_EQ(metric(after, "rayo_preemptions_total"), 0) << "a pool of --parallel full contexts never runs out";
+  EXPECT_EQ(metric(after, "rayo_recomputed_tokens_total"), 0);
   EXPECT_GT(metric(after, "rayo_batch_step_tokens_total") - metric(before, "rayo_batch_step_tokens_total"),
             metric(after, "rayo_batch_steps_total") - metric(before, "rayo_batch_steps_total"));  // batched
   // Every step's time, split into its phases.

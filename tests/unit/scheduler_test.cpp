@@ -228,26 +228,75 @@ TEST(Scheduler, RefusesWhatCannotFitAndWhatOverflowsTheQueue) {
   EXPECT_EQ(c.completion_tokens, 3);
 }
 
-TEST(Scheduler, WaitsForCacheBlocksInsteadOfOvercommitting) {
+// A pool too small for every running sequence's whole life: decoding takes
+// blocks as it goes, the youngest sequence gives its blocks up when none is
+// left and recomputes them later, and every request still gets exactly the
+// tokens it gets alone (greedy and seeded sampling; on a quantized model,
+// whose prompts the CPU evaluates in blocks of rows).
+TEST(Scheduler, PreemptsAndRecomputesWhenBlocksRunOut) {
   RAYO_REQUIRE_SHARED();
-  auto o = opts(4, 64);
-  o.n_blocks = 4;  // 64 positions: one full-context request at a time
+  for (const char* name : {"stories260K", "tinystories-656k-q8_0"}) {
+    SCOPED_TRACE(name);
+    auto model = load(name);
+    auto request = [](int i) {
+      Request r = greedy({1, 403, 407, static_cast<int32_t>(300 + i)}, 40);
+      r.ignore_eos = true;
+      if (i % 2) {
+        r.sampling.temperature = 0.8f;
+        r.sampling.seed = 1234u + static_cast<uint32_t>(i);
+      }
+      return r;
+    };
+    auto o = opts(4, 64, 3);
+    o.block_size = 16;
+    std::vector<std::vector<int32_t>> alone;
+    {
+      Scheduler big(model, o);
+      for (int i = 0; i < 4; ++i) alone.push_back(ids(big.submit(request(i))->wait()));
+      EXPECT_EQ(big.stats().preemptions.load(), 0u);
+    }
+    o.n_blocks = 5;  // each request ends holding 3 blocks: 4 at once need 12
+    Scheduler s(model, o);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (int i = 0; i < 4; ++i) streams.push_back(s.submit(request(i)));
+    for (int i = 0; i < 4; ++i) {
+      const auto r = streams[i]->wait();
+      EXPECT_TRUE(r.error.empty()) << r.error;
+      EXPECT_EQ(r.completion_tokens, 40);
+      EXPECT_EQ(ids(r), alone[i]) << "request " << i;
+    }
+    EXPECT_GT(s.stats().preemptions.load(), 0u);
+    EXPECT_GT(s.stats().recomputed_tokens.load(), 0u);
+    EXPECT_EQ(s.stats().prompt_tokens.load(), 16u) << "recomputed positions are not prompt tokens";
+    EXPECT_EQ(s.stats().generated_tokens.load(), 160u);
+    EXPECT_EQ(s.stats().blocks_used.load(), 0);
+    EXPECT_EQ(s.in_flight(), 0);
+  }
+}
+
+// A preempted request waiting to be recomputed can still be cancelled; what
+// it had generated is reported, and the others go on.
+TEST(Scheduler, CancellingAPreemptedRequestEndsIt) {
+  RAYO_REQUIRE_SHARED();
+  auto o = opts(2, 256, 8);
   o.block_size = 16;
+  o.n_blocks = 17;  // one sequence's whole context and a block
   Scheduler s(load("stories260K"), o);
-  std::vector<std::shared_ptr<RequestStream>> streams;
-  for (int i = 0; i < 3; ++i) {
-    Request r = greedy({1, 403, 407}, 40);
-    r.ignore_eos = true;
-    streams.push_back(s.submit(r));
-  }
-  std::vector<int32_t> first;
-  for (auto& st : streams) {
-    const auto r = st->wait();
-    EXPECT_EQ(r.completion_tokens, 40);
-    if (first.empty()) first = ids(r);
-    EXPECT_EQ(ids(r), first);
-  }
+  Request r = greedy({1, 403, 407}, 250);
+  r.ignore_eos = true;
+  auto older = s.submit(r), younger = s.submit(r);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (s.stats().preemptions.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_GT(s.stats().preemptions.load(), 0u) << "the pool never ran out";
+  younger->cancel();
+  const auto cut = younger->wait();
+  EXPECT_TRUE(cut.error.empty()) << cut.error;
+  EXPECT_LT(cut.completion_tokens, 250);
+  const auto whole = older->wait();
+  EXPECT_EQ(whole.completion_tokens, 250);
   EXPECT_EQ(s.stats().blocks_used.load(), 0);
+  EXPECT_EQ(s.in_flight(), 0);
 }
 
 TEST(Scheduler, BucketsGrowToTheLargestStep) {
