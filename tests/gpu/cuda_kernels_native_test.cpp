@@ -13,6 +13,7 @@
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/kernel_cache.h"
 #include "common/strings.h"
+#include "support/native_gpu.h"
 #include "support/require_gpu.h"
 #include "backends/cuda/weight_layout.h"
 #include "support/simt/kernel_test_util.h"
@@ -21,45 +22,7 @@
 namespace rayo::cuda {
 namespace {
 
-// A device, a kernel cache that loads modules, and typed copies.
-struct Gpu {
-  DeviceContext ctx{0};
-  KernelCache cache{ctx.arch(), Driver::get().version()};
-  std::vector<CUmodule> modules;
-  Gpu() {
-    cache.set_module_loader([this](const std::vector<char>& cubin) -> void* {
-      CUmodule m = nullptr;
-      check(ctx.api().cuModuleLoadData(&m, cubin.data()), "load module");
-      modules.push_back(m);
-      return m;
-    });
-  }
-  ~Gpu() {
-    for (auto m : modules) ctx.api().cuModuleUnload(m);
-  }
-  template <typename T>
-  DeviceBuffer put(const std::vector<T>& v) {
-    DeviceBuffer b = ctx.alloc(std::max<size_t>(v.size() * sizeof(T), 4));
-    if (!v.empty()) ctx.upload(b.ptr(), v.data(), v.size() * sizeof(T));
-    return b;
-  }
-  template <typename T>
-  std::vector<T> get(const DeviceBuffer& b, size_t n) {
-    std::vector<T> v(n);
-    ctx.download_async(v.data(), b.ptr(), n * sizeof(T));
-    ctx.synchronize();
-    return v;
-  }
-  void run(const KernelSpec& spec, const char* entry, unsigned gx, unsigned gy, unsigned gz, unsigned block,
-           std::vector<uint64_t> args) {
-    CUfunction f = nullptr;
-    check(ctx.api().cuModuleGetFunction(&f, static_cast<CUmodule>(cache.get(spec).module), entry), entry);
-    std::vector<void*> params;
-    for (auto& a : args) params.push_back(&a);
-    ctx.launch(f, gx, gy, gz, block, params.data());
-    ctx.synchronize();
-  }
-};
+using Gpu = test::NativeGpu;
 
 // Every format at llama3-8b's width: quantized weights (in their GPU layout)
 // times the q8 twin of x (the exact product of the dequantized twin, as the

@@ -19,6 +19,7 @@
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/device_sampling.h"
 #include "backends/cuda/kernel_cache.h"
+#include "support/native_gpu.h"
 #include "support/require_gpu.h"
 #include "support/sampling_cases.h"
 
@@ -27,44 +28,7 @@ namespace {
 
 constexpr int64_t kVocab = 128256;
 
-// A device, a kernel cache that loads modules, and typed copies.
-struct Gpu {
-  DeviceContext ctx{0};
-  KernelCache cache{ctx.arch(), Driver::get().version()};
-  std::vector<CUmodule> modules;
-  Gpu() {
-    cache.set_module_loader([this](const std::vector<char>& cubin) -> void* {
-      CUmodule m = nullptr;
-      check(ctx.api().cuModuleLoadData(&m, cubin.data()), "load module");
-      modules.push_back(m);
-      return m;
-    });
-  }
-  ~Gpu() {
-    for (auto m : modules) ctx.api().cuModuleUnload(m);
-  }
-  template <typename T>
-  DeviceBuffer put(const std::vector<T>& v) {
-    DeviceBuffer b = ctx.alloc(std::max<size_t>(v.size() * sizeof(T), 4));
-    if (!v.empty()) ctx.upload(b.ptr(), v.data(), v.size() * sizeof(T));
-    return b;
-  }
-  template <typename T>
-  std::vector<T> get(const DeviceBuffer& b, size_t n) {
-    std::vector<T> v(n);
-    ctx.download_async(v.data(), b.ptr(), n * sizeof(T));
-    ctx.synchronize();
-    return v;
-  }
-  void run(const KernelSpec& spec, const char* entry, unsigned gx, unsigned block, std::vector<uint64_t> args) {
-    CUfunction f = nullptr;
-    check(ctx.api().cuModuleGetFunction(&f, static_cast<CUmodule>(cache.get(spec).module), entry), entry);
-    std::vector<void*> params;
-    for (auto& a : args) params.push_back(&a);
-    ctx.launch(f, gx, 1, 1, block, params.data());
-    ctx.synchronize();
-  }
-};
+using Gpu = test::NativeGpu;
 
 // Samples the cases on the GPU in one launch of `grid` blocks with *n_rows =
 // n_rows (default: all); rows past n_rows keep -7.
@@ -74,7 +38,7 @@ std::vector<int> sample_on_gpu(Gpu& gpu, const std::vector<test::SamplingCase>& 
   auto logits = gpu.put(in.logits), scratch = gpu.put(std::vector<float>(in.logits.size()));
   auto records = gpu.put(in.rows.records), pairs = gpu.put(in.rows.pairs);
   auto ids = gpu.put(std::vector<int>(cases.size(), -7)), n = gpu.put(std::vector<int>{n_rows});
-  gpu.run(sample_kernel_spec(kVocab), "sample", static_cast<unsigned>(cases.size()), kSampleThreads,
+  gpu.run(sample_kernel_spec(kVocab), "sample", static_cast<unsigned>(cases.size()), 1, 1, kSampleThreads,
           {logits.ptr(), scratch.ptr(), records.ptr(), pairs.ptr(), ids.ptr(), n.ptr()});
   return gpu.get<int>(ids, cases.size());
 }

@@ -19,6 +19,7 @@
 #include "common/strings.h"
 #include "support/simt/kernel_test_util.h"
 #include "support/simt/q8_reference.h"
+#include "support/simt/qkv_check.h"
 
 namespace rayo::cuda {
 namespace {
@@ -143,99 +144,41 @@ TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) {
   for (int64_t i = 0; i < T * M; ++i) ASSERT_EQ(yq[i], ref.q[i]) << "q " << i;
 }
 
-// The fused attention input: as cuda_emulated_ops_test.cpp's check of
-// qkv_rope_store, with the GEMM's tolerance.
+// The fused attention input, checked as on CUDA cores (qkv_check.h) with the
+// GEMM's tolerance: 40 tokens, positions 0..39 of one sequence in 4 blocks of
+// 16 (scrambled); tiles of 32 tokens x 32 pairs.
 using QkvKernel = void (*)(const u8*, const u8*, const u8*, const float*, const float*, const float*, const float*,
                            const i8*, const float2*, const float*, const float*, const float*, float*, u16*, u16*,
                            const int*, const int*, const int*, const int*, const int*);
 
-struct QkvCase {
-  TensorType q, k, v;
-  int64_t cols;
-  int n_head, n_head_kv, head_dim;
-  graph::RopeParams rope;
-  bool ff = false, bias = false;
-  float eps = 0.0f;
-};
-
-void check_qkv(const QkvCase& c, QkvKernel kernel, uint32_t seed) {
-  SCOPED_TRACE(cat("qkv ", type_name(c.q), "/", type_name(c.k), "/", type_name(c.v)));
-  const int64_t qw = static_cast<int64_t>(c.n_head) * c.head_dim, kvw = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
-  const int64_t K = c.cols, ctx = 64;
-  const auto wq = test::random_weights(c.q, qw, K, seed), wk = test::random_weights(c.k, kvw, K, seed + 1),
-             wv = test::random_weights(c.v, kvw, K, seed + 2);
-  const auto fq = test::dequantized(c.q, wq, qw, K), fk = test::dequantized(c.k, wk, kvw, K),
-             fv = test::dequantized(c.v, wv, kvw, K);
-  const auto gq = test::gpu_matrix(c.q, wq, qw, K), gk = test::gpu_matrix(c.k, wk, kvw, K),
-             gv = test::gpu_matrix(c.v, wv, kvw, K);
-  const auto bq = test::random_floats(qw, seed + 3), bk = test::random_floats(kvw, seed + 4),
-             bv = test::random_floats(kvw, seed + 5);
-  const auto nw = test::random_floats(K, seed + 6);
-  auto ff = test::random_floats(c.rope.n_rot / 2, seed + 7);
-  for (auto& f : ff) f = 1.0f + std::abs(f);
-  // 40 tokens: positions 0..39 of sequence 0, in 4 blocks of 16 (scrambled).
-  const int rows = 40, mb = 4;
-  std::vector<int> positions(rows), seqs(rows, 0);
-  for (int t = 0; t < rows; ++t) positions[t] = t;
-  const std::vector<int> table = {2, 0, 3, 1};
-  auto cache_row = [&](int t) { return table[positions[t] / 16] * 16 + positions[t] % 16; };
-  const auto x = test::random_floats(rows * K, seed + 8);
-  const auto twin = test::q8_twin(x.data(), rows, K, nw.data());
-  std::vector<float> q(rows * qw, NAN);
-  std::vector<uint16_t> kc(ctx * kvw, 0), vc(ctx * kvw, 0);
-  const int pairs = static_cast<int>((qw + 2 * kvw) / 2);
-  simt::launch(simt::dim3((rows + 31) / 32, (pairs + 31) / 32), simt::dim3(GEMM_THREADS), [&] {
-    kernel(gq.data(), gk.data(), gv.data(), bq.data(), bk.data(), bv.data(), x.data(), twin.q.data(),
-           reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(), nw.data(), ff.data(), q.data(), kc.data(),
-           vc.data(), positions.data(), seqs.data(), table.data(), &mb, &rows);
-  });
-  std::vector<float> pq(qw), pk(kvw), pv(kvw), rq(qw), rk(kvw);
-  std::vector<double> tq(qw), tk(kvw), tv(kvw);
-  for (int t = 0; t < rows; ++t) {
-    const auto xt = test::matmul_input(x, nw, twin, t, K, true, true, c.eps);
-    auto project = [&](const std::vector<float>& w, int64_t m, const std::vector<float>& b, std::vector<float>& out,
-                       std::vector<double>& tol) {
-      for (int64_t r = 0; r < m; ++r) {
-        double s = 0, a = 0;
-        for (int64_t k = 0; k < K; ++k) s += w[r * K + k] * xt[k], a += std::abs(w[r * K + k] * xt[k]);
-        if (c.bias) s += b[r], a += std::abs(b[r]);
-        out[r] = static_cast<float>(s);
-        tol[r] = gemm_tolerance(K, a);
-      }
-    };
-    project(fq, qw, bq, pq, tq);
-    project(fk, kvw, bk, pk, tk);
-    project(fv, kvw, bv, pv, tv);
-    cpu::rope_row(pq.data(), rq.data(), c.n_head, c.head_dim, c.rope, positions[t], c.ff ? ff.data() : nullptr);
-    cpu::rope_row(pk.data(), rk.data(), c.n_head_kv, c.head_dim, c.rope, positions[t], c.ff ? ff.data() : nullptr);
-    auto pair_tol = [&](const std::vector<double>& tol, int64_t i) {
-      double m = 0;
-      for (int64_t j = (i / c.head_dim) * c.head_dim; j < (i / c.head_dim + 1) * c.head_dim; ++j) m = std::max(m, tol[j]);
-      return 2 * m + 8 * kF32Eps;
-    };
-    for (int64_t i = 0; i < qw; ++i) ASSERT_NEAR(q[t * qw + i], rq[i], pair_tol(tq, i)) << "q row " << t << " " << i;
-    for (int64_t i = 0; i < kvw; ++i) {
-      const float gk2 = fp16_to_fp32(kc[cache_row(t) * kvw + i]), gv2 = fp16_to_fp32(vc[cache_row(t) * kvw + i]);
-      ASSERT_NEAR(gk2, rk[i], pair_tol(tk, i) + std::abs(rk[i]) / 1024 + 6e-8) << "k row " << t << " " << i;
-      ASSERT_NEAR(gv2, pv[i], tv[i] + std::abs(pv[i]) / 1024 + 6e-8) << "v row " << t << " " << i;
-    }
-  }
+void check_qkv(const test::QkvCase& c, QkvKernel kernel, uint32_t seed) {
+  test::QkvTokens tokens{std::vector<int>(40), std::vector<int>(40, 0), {2, 0, 3, 1}, 4};
+  for (int t = 0; t < 40; ++t) tokens.positions[t] = t;
+  auto run = [&](const test::QkvBuffers& b) {
+    simt::launch(simt::dim3((b.rows + 31) / 32, (b.pairs + 31) / 32), simt::dim3(GEMM_THREADS), [&] {
+      kernel(b.wq, b.wk, b.wv, b.bq, b.bk, b.bv, b.x, b.xq, reinterpret_cast<const float2*>(b.xds), b.xss, b.norm_w,
+             b.freq_factors, b.q, b.k_cache, b.v_cache, b.positions, b.seqs, b.table, b.blocks_per_seq, b.n_rows);
+    });
+  };
+  test::check_qkv(c, tokens, seed, run, gemm_tolerance);
 }
 
 TEST(CudaEmulatedGemm, QkvRopeStoreMatchesMatMulBiasRopeAndStore) {
-  QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
+  test::QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
   llama.rope.n_rot = 64;
   llama.rope.freq_base = 500000.0f;
   llama.rope.freq_factors = 0;
   llama.ff = true;
+  llama.norm = true;
   llama.eps = 1e-5f;
   check_qkv(llama, gemm_qkv_llama::gemm_qkv_rope_store, 41);
   // 4 + 2 heads of 32: 96 pairs, tiles of 32 straddling q, k and v.
-  QkvCase qwen2{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 128, 4, 1, 32};
+  test::QkvCase qwen2{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 128, 4, 1, 32};
   qwen2.rope.type = graph::RopeType::NeoX;
   qwen2.rope.n_rot = 32;
   qwen2.rope.freq_base = 1e6f;
   qwen2.bias = true;
+  qwen2.norm = true;
   qwen2.eps = 1e-6f;
   check_qkv(qwen2, gemm_qkv_qwen2::gemm_qkv_rope_store, 42);
 }

@@ -17,6 +17,7 @@
 #include "common/strings.h"
 #include "support/simt/kernel_test_util.h"
 #include "support/simt/q8_reference.h"
+#include "support/simt/qkv_check.h"
 
 namespace rayo::cuda {
 namespace {
@@ -282,121 +283,48 @@ TEST(CudaEmulatedKvStore, WritesTheSameHalvesAsTheCpuCache) {
 }
 
 // ------------------------------------------------- fused QKV + rope + store
-struct QkvCase {
-  TensorType q, k, v;
-  int64_t cols;
-  int n_head, n_head_kv, head_dim;
-  graph::RopeParams rope = {};
-  bool ff = false, bias = false, norm = false;
-  float eps = 0.0f;
-  int tt = 1;
-};
-
 using QkvKernel = void (*)(const u8*, const u8*, const u8*, const float*, const float*, const float*, const float*,
                            const i8*, const float2*, const float*, const float*, const float*, float*, u16*, u16*,
                            const int*, const int*, const int*, const int*, const int*);
 
-bool is_float(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
-
-void check_qkv(const QkvCase& c, QkvKernel kernel, uint32_t seed) {
-  SCOPED_TRACE(cat("qkv ", type_name(c.q), "/", type_name(c.k), "/", type_name(c.v), " heads ", c.n_head, "/",
-                   c.n_head_kv, " head_dim ", c.head_dim));
-  const bool quantized = !is_float(c.q);
-  const int64_t qw = static_cast<int64_t>(c.n_head) * c.head_dim, kvw = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
-  const int64_t K = c.cols, ctx = 64;
-  const auto wq = test::random_weights(c.q, qw, K, seed), wk = test::random_weights(c.k, kvw, K, seed + 1),
-             wv = test::random_weights(c.v, kvw, K, seed + 2);
-  const auto fq = test::dequantized(c.q, wq, qw, K), fk = test::dequantized(c.k, wk, kvw, K),
-             fv = test::dequantized(c.v, wv, kvw, K);
-  auto gpu = [&](TensorType t, const std::vector<uint8_t>& w, int64_t rows) {
-    return quantized ? test::gpu_matrix(t, w, rows, K) : w;
+// Blocks of 16 pairs x tt tokens. Two sequences of 64 positions in 8 blocks
+// of 16 (sequence 1 first, backwards); the error bound of the GEMVs
+// (gemv_tolerance in cuda_emulated_gemv_test.cpp) plus the bias add.
+void check_qkv(const test::QkvCase& c, QkvKernel kernel, int tt, uint32_t seed) {
+  const test::QkvTokens tokens{{13, 0, 63, 7, 30}, {0, 1, 1, 0, 0}, {4, 5, 6, 7, 3, 2, 1, 0}, 4};
+  auto run = [&](const test::QkvBuffers& b) {
+    simt::launch(simt::dim3((b.pairs + 15) / 16, (b.rows + tt - 1) / tt), simt::dim3(256), [&] {
+      kernel(b.wq, b.wk, b.wv, b.bq, b.bk, b.bv, b.x, b.xq, reinterpret_cast<const float2*>(b.xds), b.xss, b.norm_w,
+             b.freq_factors, b.q, b.k_cache, b.v_cache, b.positions, b.seqs, b.table, b.blocks_per_seq, b.n_rows);
+    });
   };
-  const auto gq = gpu(c.q, wq, qw), gk = gpu(c.k, wk, kvw), gv = gpu(c.v, wv, kvw);
-  const auto bq = test::random_floats(qw, seed + 3), bk = test::random_floats(kvw, seed + 4),
-             bv = test::random_floats(kvw, seed + 5);
-  const auto nw = test::random_floats(K, seed + 6);
-  auto ff = test::random_floats(c.rope.n_rot / 2, seed + 7);
-  for (auto& f : ff) f = 1.0f + std::abs(f);
-  // Two sequences of 64 positions in 8 blocks of 16 (sequence 1 first, backwards).
-  const std::vector<int> positions = {13, 0, 63, 7, 30}, seqs = {0, 1, 1, 0, 0};
-  const std::vector<int> table = {4, 5, 6, 7, 3, 2, 1, 0};
-  auto cache_row = [&](int t) { return table[seqs[t] * 4 + positions[t] / 16] * 16 + positions[t] % 16; };
-  const int rows = static_cast<int>(positions.size()), mb = 4;
-  const auto x = test::random_floats(rows * K, seed + 8);
-  const auto twin = test::q8_twin(x.data(), rows, K, quantized && c.norm ? nw.data() : nullptr);
-  std::vector<float> q(rows * qw, NAN);
-  std::vector<uint16_t> kc(2 * ctx * kvw, 0), vc(2 * ctx * kvw, 0);
-  const int64_t pairs = (qw + 2 * kvw) / 2;
-  simt::launch(simt::dim3((pairs + 15) / 16, (rows + c.tt - 1) / c.tt), simt::dim3(256), [&] {
-    kernel(gq.data(), gk.data(), gv.data(), bq.data(), bk.data(), bv.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()),
-           twin.ss.data(), nw.data(), ff.data(), q.data(), kc.data(), vc.data(), positions.data(), seqs.data(),
-           table.data(), &mb, &rows);
-  });
-
-  std::vector<float> pq(qw), pk(kvw), pv(kvw), rq(qw), rk(kvw);
-  std::vector<double> tq(qw), tk(kvw), tv(kvw);
-  for (int t = 0; t < rows; ++t) {
-    const auto xt = test::matmul_input(x, nw, twin, t, K, quantized, c.norm, c.eps);
-    auto project = [&](const std::vector<float>& w, int64_t m, const std::vector<float>& b, std::vector<float>& out,
-                       std::vector<double>& tol) {
-      for (int64_t r = 0; r < m; ++r) {
-        double s = 0, a = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          s += static_cast<double>(w[r * K + k]) * xt[k];
-          a += std::abs(static_cast<double>(w[r * K + k]) * xt[k]);
-        }
-        if (c.bias) s += b[r], a += std::abs(b[r]);
-        out[r] = static_cast<float>(s);
-        // As gemv_tolerance (cuda_emulated_gemv_test.cpp), plus the bias add.
-        tol[r] = (K / 32.0 + 26) * kF32Eps * a;
-      }
-    };
-    project(fq, qw, bq, pq, tq);
-    project(fk, kvw, bk, pk, tk);
-    project(fv, kvw, bv, pv, tv);
-    cpu::rope_row(pq.data(), rq.data(), c.n_head, c.head_dim, c.rope, positions[t], c.ff ? ff.data() : nullptr);
-    cpu::rope_row(pk.data(), rk.data(), c.n_head_kv, c.head_dim, c.rope, positions[t], c.ff ? ff.data() : nullptr);
-    // A rotation mixes two values with weights <= 1: the pair's errors add up.
-    auto pair_tol = [&](const std::vector<double>& tol, int64_t i) {
-      double m = 0;
-      for (int64_t j = (i / c.head_dim) * c.head_dim; j < (i / c.head_dim + 1) * c.head_dim; ++j) m = std::max(m, tol[j]);
-      return 2 * m + 8 * kF32Eps;
-    };
-    for (int64_t i = 0; i < qw; ++i) ASSERT_NEAR(q[t * qw + i], rq[i], pair_tol(tq, i)) << "q row " << t << " " << i;
-    // The cache holds halves: allow the f32 error plus one half rounding step.
-    for (int64_t i = 0; i < kvw; ++i) {
-      const float gk = fp16_to_fp32(kc[cache_row(t) * kvw + i]), gv = fp16_to_fp32(vc[cache_row(t) * kvw + i]);
-      ASSERT_NEAR(gk, rk[i], pair_tol(tk, i) + std::abs(rk[i]) / 1024 + 6e-8) << "k row " << t << " " << i;
-      ASSERT_NEAR(gv, pv[i], tv[i] + std::abs(pv[i]) / 1024 + 6e-8) << "v row " << t << " " << i;
-    }
-  }
+  test::check_qkv(c, tokens, seed, run, [](int64_t k, double a) { return (k / 32.0 + 26) * kF32Eps * a; });
 }
 
 TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {
-  QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
+  test::QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
   llama.rope.n_rot = 64;
   llama.rope.freq_base = 500000.0f;
   llama.ff = true;
   llama.rope.freq_factors = 0;
   llama.norm = true;
   llama.eps = 1e-5f;
-  check_qkv(llama, qkv_llama::qkv_rope_store, 1);
+  check_qkv(llama, qkv_llama::qkv_rope_store, 1, 1);
 
-  QkvCase qwen2{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 128, 4, 1, 32};
+  test::QkvCase qwen2{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 128, 4, 1, 32};
   qwen2.rope.type = graph::RopeType::NeoX;
   qwen2.rope.n_rot = 32;
   qwen2.rope.freq_base = 1e6f;
   qwen2.bias = true;
   qwen2.norm = true;
   qwen2.eps = 1e-6f;
-  qwen2.tt = 4;
-  check_qkv(qwen2, qkv_qwen2::qkv_rope_store, 2);
+  check_qkv(qwen2, qkv_qwen2::qkv_rope_store, 4, 2);
 
-  QkvCase partial{TensorType::F32, TensorType::F32, TensorType::F32, 64, 4, 4, 16};
+  test::QkvCase partial{TensorType::F32, TensorType::F32, TensorType::F32, 64, 4, 4, 16};
   partial.rope.type = graph::RopeType::NeoX;
   partial.rope.n_rot = 8;
   partial.rope.freq_base = 10000.0f;
-  check_qkv(partial, qkv_f32_partial::qkv_rope_store, 3);
+  check_qkv(partial, qkv_f32_partial::qkv_rope_store, 1, 3);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "backends/cuda/device_sampling.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/kernel_specs.h"
+#include "backends/cuda/module_set.h"
 #include "backends/cuda/weight_layout.h"
 #include "common/error.h"
 #include "graph/fusion_passes.h"
@@ -85,14 +86,8 @@ struct GraphState {
 class CudaBackend : public graph::Backend {
  public:
   explicit CudaBackend(const CudaOptions& options)
-      : options_(options), ctx_(options.device), cache_(ctx_.arch(), Driver::get().version()) {
+      : options_(options), ctx_(options.device), cache_(ctx_.arch(), Driver::get().version()), modules_(ctx_, cache_) {
     if (!Nvrtc::get().is_available()) fail(Nvrtc::get().unavailable_reason());
-    cache_.set_module_loader([this](const std::vector<char>& cubin) -> void* {
-      CUmodule m = nullptr;
-      check(ctx_.api().cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData");
-      modules_.push_back(m);
-      return m;
-    });
   }
 
   ~CudaBackend() override {
@@ -106,7 +101,6 @@ class CudaBackend : public graph::Backend {
     }
     graphs_.clear();
     weights_.clear();
-    for (CUmodule m : modules_) a.cuModuleUnload(m);
   }
 
   std::string_view name() const override { return "cuda"; }
@@ -607,7 +601,7 @@ class CudaBackend : public graph::Backend {
   CudaOptions options_;
   DeviceContext ctx_;
   KernelCache cache_;
-  std::vector<CUmodule> modules_;
+  ModuleSet modules_;  // after the cache it loads for; unloaded after graphs_ and weights_ are gone
   graph::KvCacheConfig kv_config_;
   size_t layer_bytes_ = 0;
   DeviceBuffer kv_;

@@ -60,18 +60,9 @@ std::vector<KernelBenchCase> decoder_bench_cases(int64_t n_embd, int64_t n_ff, i
           {"output", K::Logits, type, n_vocab, n_embd, tokens}};
 }
 
-KernelBench::KernelBench(int device) : ctx_(device), cache_(ctx_.arch(), Driver::get().version()) {
+KernelBench::KernelBench(int device)
+    : ctx_(device), cache_(ctx_.arch(), Driver::get().version()), modules_(ctx_, cache_) {
   if (!Nvrtc::get().is_available()) fail(Nvrtc::get().unavailable_reason());
-  cache_.set_module_loader([this](const std::vector<char>& cubin) -> void* {
-    CUmodule m = nullptr;
-    check(ctx_.api().cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData");
-    modules_.push_back(m);
-    return m;
-  });
-}
-
-KernelBench::~KernelBench() {
-  for (CUmodule m : modules_) ctx_.api().cuModuleUnload(m);
 }
 
 KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max_copies) {

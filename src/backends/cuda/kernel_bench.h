@@ -17,6 +17,7 @@
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/kernel_specs.h"
+#include "backends/cuda/module_set.h"
 
 namespace rayo::cuda {
 
@@ -53,7 +54,6 @@ struct KernelBenchResult {
 class KernelBench {
  public:
   explicit KernelBench(int device = 0);
-  ~KernelBench();
 
   const std::string& device_name() const { return ctx_.name(); }
   std::string arch() const { return ctx_.arch(); }
@@ -70,7 +70,7 @@ class KernelBench {
  private:
   DeviceContext ctx_;
   KernelCache cache_;
-  std::vector<CUmodule> modules_;
+  ModuleSet modules_;
 };
 
 }  // namespace rayo::cuda

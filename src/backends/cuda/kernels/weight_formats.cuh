@@ -124,11 +124,17 @@ RAYO_UNROLL
   return s;
 }
 
-template <>
-struct Gpu<FMT_Q4_0> {
+// What the 32-value formats share: a unit is one block of the row, its
+// values contiguous.
+struct Block32Unit {
   static constexpr int kUnit = 32, kBlock = 32;
   // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
   __device__ static int offset(int uc, int i) { return 32 * uc + i; }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
+};
+
+template <>
+struct Gpu<FMT_Q4_0> : Block32Unit {
   struct Unit {
     uint4 qs;
     u16 d;
@@ -139,7 +145,6 @@ struct Gpu<FMT_Q4_0> {
     const long long b = row * nb + u;
     return Unit{ld_stream16(w + b * 16), ld_stream2(w + PlaneOffsets<R * nb, 16, 2, 0>::p1 + b * 2)};
   }
-  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
   // sum (q - 8) d * x: d (dx * sum q qx - 8 * dx * sum qx)
   __device__ static float dot(const Unit& w, const Act& a) {
     const int s = dot_nibbles16(w.qs, a.q);
@@ -157,10 +162,7 @@ RAYO_UNROLL
 };
 
 template <>
-struct Gpu<FMT_Q4_1> {
-  static constexpr int kUnit = 32, kBlock = 32;
-  // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
-  __device__ static int offset(int uc, int i) { return 32 * uc + i; }
+struct Gpu<FMT_Q4_1> : Block32Unit {
   struct Unit {
     uint4 qs;
     u32 dm;
@@ -171,7 +173,6 @@ struct Gpu<FMT_Q4_1> {
     const long long b = row * nb + u;
     return Unit{ld_stream16(w + b * 16), ld_stream4(w + PlaneOffsets<R * nb, 16, 4, 0>::p1 + b * 4)};
   }
-  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
   // sum (q d + m) x
   __device__ static float dot(const Unit& w, const Act& a) {
     const int s = dot_nibbles16(w.qs, a.q);
@@ -202,10 +203,7 @@ RAYO_UNROLL
 }
 
 template <>
-struct Gpu<FMT_Q5_0> {
-  static constexpr int kUnit = 32, kBlock = 32;
-  // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
-  __device__ static int offset(int uc, int i) { return 32 * uc + i; }
+struct Gpu<FMT_Q5_0> : Block32Unit {
   struct Unit {
     uint4 qs;
     u32 qh;
@@ -218,7 +216,6 @@ struct Gpu<FMT_Q5_0> {
     const long long b = row * nb + u;
     return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream2(w + P::p2 + b * 2)};
   }
-  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
   // sum (q - 16) d x
   __device__ static float dot(const Unit& w, const Act& a) {
     const int s = dot_q5(w.qs, w.qh, a.q);
@@ -237,10 +234,7 @@ RAYO_UNROLL
 };
 
 template <>
-struct Gpu<FMT_Q5_1> {
-  static constexpr int kUnit = 32, kBlock = 32;
-  // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
-  __device__ static int offset(int uc, int i) { return 32 * uc + i; }
+struct Gpu<FMT_Q5_1> : Block32Unit {
   struct Unit {
     uint4 qs;
     u32 qh, dm;
@@ -252,7 +246,6 @@ struct Gpu<FMT_Q5_1> {
     const long long b = row * nb + u;
     return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream4(w + P::p2 + b * 4)};
   }
-  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
   __device__ static float dot(const Unit& w, const Act& a) {
     const int s = dot_q5(w.qs, w.qh, a.q);
     return h2f(static_cast<u16>(w.dm)) * a.ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(w.dm >> 16)) * a.ds[0].y;
@@ -270,10 +263,7 @@ RAYO_UNROLL
 };
 
 template <>
-struct Gpu<FMT_Q8_0> {
-  static constexpr int kUnit = 32, kBlock = 32;
-  // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
-  __device__ static int offset(int uc, int i) { return 32 * uc + i; }
+struct Gpu<FMT_Q8_0> : Block32Unit {
   struct Unit {
     uint4 q0, q1;
     u16 d;
@@ -285,7 +275,6 @@ struct Gpu<FMT_Q8_0> {
     return Unit{ld_stream16(w + b * 32), ld_stream16(w + b * 32 + 16),
                 ld_stream2(w + PlaneOffsets<R * nb, 32, 2, 0>::p1 + b * 2)};
   }
-  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
   __device__ static float dot(const Unit& w, const Act& a) {
     int s = 0;
 RAYO_UNROLL
@@ -340,9 +329,18 @@ __device__ __forceinline__ float k4_combine(const uint4& head, int j, int s0, in
          dmin * (static_cast<float>(m0) * a.ds[0].y + static_cast<float>(m1) * a.ds[1].y);
 }
 
-template <>
-struct Gpu<FMT_Q4_K> {
+// What Q4_K and Q5_K share: a unit is a quarter of a block, 64 contiguous
+// values (two sub-blocks of 32).
+struct K64Unit {
   static constexpr int kUnit = 64, kBlock = 256;
+  __device__ static int offset(int uc, int i) { return 64 * uc + i; }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
+    load_act_k64(xq, xds, u / 4, u % 4, a);
+  }
+};
+
+template <>
+struct Gpu<FMT_Q4_K> : K64Unit {
   struct Unit {
     uint4 head, q0, q1;
     int j;
@@ -352,9 +350,6 @@ struct Gpu<FMT_Q4_K> {
     const u8* b = w + (row * (K / 256) + u / 4) * 144;
     const int j = u % 4;
     return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * j), ld_stream16(b + 32 + 32 * j), j};
-  }
-  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
-    load_act_k64(xq, xds, u / 4, u % 4, a);
   }
   __device__ static float dot(const Unit& w, const Act& a) {
     int s0 = 0, s1 = 0;
@@ -366,7 +361,6 @@ RAYO_UNROLL
     }
     return k4_combine(w.head, w.j, s0, s1, a);
   }
-  __device__ static int offset(int uc, int i) { return 64 * uc + i; }
   __device__ static void values(const Unit& w, float* v) {
     int sc0, m0, sc1, m1;
     k4_scale_min(w.head, 2 * w.j, &sc0, &m0);
@@ -384,8 +378,7 @@ RAYO_UNROLL
 };
 
 template <>
-struct Gpu<FMT_Q5_K> {
-  static constexpr int kUnit = 64, kBlock = 256;
+struct Gpu<FMT_Q5_K> : K64Unit {
   struct Unit {
     uint4 head, h0, h1, q0, q1;
     int j;
@@ -396,9 +389,6 @@ struct Gpu<FMT_Q5_K> {
     const int j = u % 4;
     return Unit{ld_stream16(b), ld_stream16(b + 16), ld_stream16(b + 32), ld_stream16(b + 48 + 32 * j),
                 ld_stream16(b + 64 + 32 * j), j};
-  }
-  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
-    load_act_k64(xq, xds, u / 4, u % 4, a);
   }
   __device__ static float dot(const Unit& w, const Act& a) {
     int s0 = 0, s1 = 0;
@@ -413,7 +403,6 @@ RAYO_UNROLL
     }
     return k4_combine(w.head, w.j, s0, s1, a);
   }
-  __device__ static int offset(int uc, int i) { return 64 * uc + i; }
   __device__ static void values(const Unit& w, float* v) {
     int sc0, m0, sc1, m1;
     k4_scale_min(w.head, 2 * w.j, &sc0, &m0);
@@ -520,9 +509,16 @@ RAYO_UNROLL
   a.ds[3] = make_float2(d1.z, d1.w);
 }
 
-template <>
-struct Gpu<FMT_Q2_K> {
+// What Q2_K and Q3_K share: a unit is (h, i) of a block, four runs of 16
+// values, 32 apart.
+struct K16Unit {
   static constexpr int kUnit = 64, kBlock = 256;
+  __device__ static int offset(int uc, int v) { return 128 * (uc / 2) + 32 * (v / 16) + 16 * (uc % 2) + v % 16; }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act_k16(xq, xds, u, a); }
+};
+
+template <>
+struct Gpu<FMT_Q2_K> : K16Unit {
   struct Unit {
     uint4 sc, qs;
     u32 dm;
@@ -537,7 +533,6 @@ struct Gpu<FMT_Q2_K> {
     return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * h + 16 * i),
                 ld_stream4(w + PlaneOffsets<R * nb, 80, 4, 0>::p1 + blk * 4), h, i};
   }
-  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act_k16(xq, xds, u, a); }
   // Per sub-block j of 16: dx * (d * scale * sum q qx - dmin * min * sum qx).
   __device__ static float dot(const Unit& w, const Act& x) {
     const float d = h2f(static_cast<u16>(w.dm)), dmin = h2f(static_cast<u16>(w.dm >> 16));
@@ -556,7 +551,6 @@ RAYO_UNROLL
     }
     return r;
   }  // Value 16j + l: 128h + 32j + 16i + l.
-  __device__ static int offset(int uc, int v) { return 128 * (uc / 2) + 32 * (v / 16) + 16 * (uc % 2) + v % 16; }
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(static_cast<u16>(w.dm)), dmin = h2f(static_cast<u16>(w.dm >> 16));
 RAYO_UNROLL
@@ -570,8 +564,7 @@ RAYO_UNROLL
 };
 
 template <>
-struct Gpu<FMT_Q3_K> {
-  static constexpr int kUnit = 64, kBlock = 256;
+struct Gpu<FMT_Q3_K> : K16Unit {
   struct Unit {
     uint4 hm, qs;
     u32 sc[3];
@@ -593,7 +586,6 @@ struct Gpu<FMT_Q3_K> {
                 h,
                 i};
   }
-  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act_k16(xq, xds, u, a); }
   // d * sum over sub-blocks j of 16: (scale - 32) * dx * sum (q - 4 * !hbit) qx.
   __device__ static float dot(const Unit& w, const Act& x) {
     // Byte b of the 12 scale bytes (b / 4 selected, not indexed: no local memory).
@@ -617,7 +609,7 @@ RAYO_UNROLL
       r += x.ds[j].x * static_cast<float>(((low | (high << 4)) - 32) * s);
     }
     return h2f(w.d) * r;
-  }  __device__ static int offset(int uc, int v) { return 128 * (uc / 2) + 32 * (v / 16) + 16 * (uc % 2) + v % 16; }
+  }
   __device__ static void values(const Unit& w, float* v) {
     auto byte = [&](int b) {
       const u32 x = b < 4 ? w.sc[0] : b < 8 ? w.sc[1] : w.sc[2];
