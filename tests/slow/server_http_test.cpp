@@ -390,26 +390,6 @@ TEST_F(ServerHttp, ThirtyTwoConcurrentStreamsAreCompleteCorrectAndCounted) {
   EXPECT_GE(std::stoll(m2[1]) - std::stoll(m1[1]), 32);
 }
 
-TEST_F(ServerHttp, ClientDisconnectFreesTheSequence) {
-  const std::string before = http_get(addr(), "/metrics").body;
-  json body = {{"prompt", "Once upon a time"}, {"max_tokens", 200}, {"ignore_eos", true}, {"stream", true}};
-  int events = 0;
-  post_stream(addr(), "/v1/completions", body.dump(), [&](const std::string&) { return ++events < 3; });
-  EXPECT_EQ(events, 3);
-  // The server notices at its next write and frees the sequence.
-  std::string after;
-  for (int i = 0; i < 200; ++i) {
-    after = http_get(addr(), "/metrics").body;
-    if (metric(after, "rayo_requests_cancelled_total") > metric(before, "rayo_requests_cancelled_total") &&
-        metric(after, "rayo_kv_cache_blocks_used") == 0)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(metric(after, "rayo_requests_cancelled_total") - metric(before, "rayo_requests_cancelled_total"), 1);
-  EXPECT_EQ(metric(after, "rayo_kv_cache_blocks_used"), 0);
-  EXPECT_EQ(metric(after, "rayo_running_sequences"), 0);
-}
-
 // Without `stream` nothing is written until the end, so the server watches
 // the socket: a client that gives up (here: its read times out and it closes
 // the connection) has its request cancelled, long before the request would
@@ -438,6 +418,33 @@ TEST(ServerDisconnect, AClientThatLeavesANonStreamingRequestFreesItsSequence) {
   // The server goes on serving.
   const auto next = http_post(s.address(), "/v1/completions", json({{"prompt", "Once"}, {"max_tokens", 3}}).dump());
   EXPECT_EQ(next.status, 200) << next.body;
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// A streaming client that leaves after three events: the server notices at
+// its next write and frees the sequence. The request asks for most of the
+// context (2000 tokens, seconds of work), so that it cannot end on its own
+// before the client has gone, however loaded the machine.
+TEST(ServerDisconnect, AClientThatLeavesAStreamFreesItsSequence) {
+  RAYO_REQUIRE_SHARED();
+  ServerProcess s({"-m", stories(), "-c", "0", "-t", "1", "--parallel", "1"});
+  ASSERT_TRUE(s.ok());
+  const json body = {{"prompt", "Once upon a time"}, {"max_tokens", 2000}, {"ignore_eos", true}, {"stream", true}};
+  int events = 0;
+  post_stream(s.address(), "/v1/completions", body.dump(), [&](const std::string&) { return ++events < 3; });
+  EXPECT_EQ(events, 3);
+  std::string m;
+  for (int i = 0; i < 200; ++i) {
+    m = http_get(s.address(), "/metrics").body;
+    if (metric(m, "rayo_requests_finished_total") >= 1 ||
+        (metric(m, "rayo_requests_cancelled_total") >= 1 && metric(m, "rayo_kv_cache_blocks_used") == 0))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(metric(m, "rayo_requests_finished_total"), 0) << "the request ended before the client left";
+  EXPECT_EQ(metric(m, "rayo_requests_cancelled_total"), 1) << m;
+  EXPECT_EQ(metric(m, "rayo_kv_cache_blocks_used"), 0) << m;
+  EXPECT_EQ(metric(m, "rayo_running_sequences"), 0) << m;
   EXPECT_EQ(s.stop(), 0);
 }
 
