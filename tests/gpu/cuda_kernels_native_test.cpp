@@ -77,7 +77,8 @@ TEST(CudaKernelsNative, GemmEveryQuantizedFormatAtLlamaWidth) {
     const std::vector<float> no_norm;
     auto dw = gpu.put(test::gpu_matrix(t, w, M, K)), dx = gpu.put(x), dq = gpu.put(twin.q), dds = gpu.put(twin.ds),
          dy = gpu.put(std::vector<float>(T * M)), dn = gpu.put(std::vector<int>{static_cast<int>(T)});
-    gpu.run(tensor_core_variant(gemv_spec(t, K, M, 4, -1.0f, 0)), "gemm", (T + 31) / 32, (M + 63) / 64, 1, 128,
+    gpu.run(tensor_core_variant(gemv_spec(t, K, M, 4, -1.0f, 0)), "gemm", (T + kGemmTokens - 1) / kGemmTokens,
+            (M + kGemmRows - 1) / kGemmRows, 1, kGemmThreads,
             {dw.ptr(), dx.ptr(), dq.ptr(), dds.ptr(), 0, 0, dy.ptr(), 0, 0, 0, 0, 0, dn.ptr()});
     const auto y = gpu.get<float>(dy, T * M);
     for (int64_t tok = 0; tok < T; ++tok) {

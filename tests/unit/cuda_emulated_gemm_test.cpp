@@ -59,7 +59,8 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed) {
   std::vector<test::TwinDs> yds(T * M / 32 + 1);
   std::vector<float> yss(T * ((M + 31) / 32));
   const int n = static_cast<int>(T);
-  simt::launch(simt::dim3((T + 31) / 32 + 1, (M + 63) / 64), simt::dim3(GEMM_THREADS), [&] {
+  const unsigned token_tiles = (T + GEMM_TOKENS - 1) / GEMM_TOKENS, row_tiles = (M + GEMM_ROWS - 1) / GEMM_ROWS;
+  simt::launch(simt::dim3(token_tiles + 1, row_tiles), simt::dim3(GEMM_THREADS), [&] {
     kernel(wg.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(),
            nw.data(), y.data(), epi.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(),
            y_norm_w.data(), &n);
@@ -121,7 +122,7 @@ TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) {
   std::vector<test::TwinDs> yds(T * M / 32);
   std::vector<float> yss(T * M / 32);
   const int n = static_cast<int>(T);
-  simt::launch(simt::dim3((T + 31) / 32, M / 32), simt::dim3(GEMM_THREADS), [&] {
+  simt::launch(simt::dim3((T + GEMM_TOKENS - 1) / GEMM_TOKENS, M / (GEMM_ROWS / 2)), simt::dim3(GEMM_THREADS), [&] {
     gemm_swiglu_q4_k_q6_k::gemm_swiglu(gg.data(), ug.data(), x.data(), twin.q.data(),
                                        reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(), nw.data(),
                                        y.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), &n);
@@ -155,7 +156,8 @@ void check_qkv(const test::QkvCase& c, QkvKernel kernel, uint32_t seed) {
   test::QkvTokens tokens{std::vector<int>(40), std::vector<int>(40, 0), {2, 0, 3, 1}, 4};
   for (int t = 0; t < 40; ++t) tokens.positions[t] = t;
   auto run = [&](const test::QkvBuffers& b) {
-    simt::launch(simt::dim3((b.rows + 31) / 32, (b.pairs + 31) / 32), simt::dim3(GEMM_THREADS), [&] {
+    simt::launch(simt::dim3((b.rows + GEMM_TOKENS - 1) / GEMM_TOKENS, (b.pairs + GEMM_ROWS / 2 - 1) / (GEMM_ROWS / 2)),
+                 simt::dim3(GEMM_THREADS), [&] {
       kernel(b.wq, b.wk, b.wv, b.bq, b.bk, b.bv, b.x, b.xq, reinterpret_cast<const float2*>(b.xds), b.xss, b.norm_w,
              b.freq_factors, b.q, b.k_cache, b.v_cache, b.positions, b.seqs, b.table, b.blocks_per_seq, b.n_rows);
     });

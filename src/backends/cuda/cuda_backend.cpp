@@ -516,9 +516,9 @@ class CudaBackend : public graph::Backend {
         const int64_t m = g.weights()[n.weight].rows;
         const bool gemm = uses_gemm(g, n);
         return add(make_launch(spec, gemm ? "gemm" : "gemv",
-                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, 32), ceil_div(m, 64)}
+                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, kGemmTokens), ceil_div(m, kGemmRows)}
                                     : std::initializer_list<int64_t>{ceil_div(m, 32), ceil_div(rows, tt)},
-                               gemm ? 128 : 256,
+                               gemm ? kGemmThreads : 256,
                                {M(n.weight), V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), V(n.out),
                                 n.op == Op::MatMulAdd ? V(n.in[1]) : 0, out.q, out.ds, out.ss, out.norm_w, nr}));
       }
@@ -542,9 +542,9 @@ class CudaBackend : public graph::Backend {
         const int64_t m = g.weights()[n.weight].rows;
         const bool gemm = uses_gemm(g, n);
         return add(make_launch(spec, gemm ? "gemm_swiglu" : "gemv_swiglu",
-                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, 32), ceil_div(m, 32)}
+                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, kGemmTokens), ceil_div(m, kGemmRows / 2)}
                                     : std::initializer_list<int64_t>{ceil_div(m, 32), ceil_div(rows, tt)},
-                               gemm ? 128 : 256,
+                               gemm ? kGemmThreads : 256,
                                {M(n.weight), M(n.aux[1]), V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), V(n.out),
                                 out.q, out.ds, out.ss, nr}));
       }
@@ -552,9 +552,9 @@ class CudaBackend : public graph::Backend {
         const int64_t pairs = (static_cast<int64_t>(n.n_head) + 2 * n.n_head_kv) * n.head_dim / 2;
         const bool gemm = uses_gemm(g, n);
         return add(make_launch(spec, gemm ? "gemm_qkv_rope_store" : "qkv_rope_store",
-                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, 32), ceil_div(pairs, 32)}
+                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, kGemmTokens), ceil_div(pairs, kGemmRows / 2)}
                                     : std::initializer_list<int64_t>{ceil_div(pairs, 16), ceil_div(rows, tt)},
-                               gemm ? 128 : 256,
+                               gemm ? kGemmThreads : 256,
                                {M(n.weight), M(n.aux[1]), M(n.aux[2]), Vec(n.aux[3]), Vec(n.aux[4]), Vec(n.aux[5]),
                                 V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), Vec(n.rope.freq_factors), V(n.out),
                                 k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr}));

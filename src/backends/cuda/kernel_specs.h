@@ -29,6 +29,11 @@ int gemv_token_tile(int64_t max_rows);
 // tensor cores (gemm.cuh), smaller ones with the GEMVs. (A first choice: the
 // crossover is to be measured on a GPU with rayo bench.)
 constexpr int64_t kGemmMinTokens = 16;
+// The GEMMs' tiles (gemm.cuh's GEMM_TOKENS, GEMM_ROWS; GEMM_THREADS threads):
+// a GEMM's grid is (ceil(token rows / kGemmTokens), ceil(its rows / its tile
+// rows)), where gemm.cu's tile rows are kGemmRows, gemm_swiglu.cu's kGemmRows / 2
+// of each matrix and gemm_qkv_rope_store.cu's kGemmRows / 2 rotation pairs.
+constexpr int64_t kGemmTokens = 32, kGemmRows = 64, kGemmThreads = 128;
 // Whether matmul node n of g runs as a tensor-core GEMM.
 bool uses_gemm(const graph::Graph& g, const graph::Node& n);
 // The tensor-core twin of a GEMV-family variant: the same macros, gemm.cu for

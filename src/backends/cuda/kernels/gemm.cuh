@@ -14,7 +14,8 @@
 // The tile's sums then go through shared memory to the caller's epilogue.
 // Shared memory rows are 256 halves (512 bytes); their 16-byte chunks are
 // XOR-swizzled by row % 8, so the fragment loads of 8 rows (or 8 tokens) and
-// the 16-byte stores hit distinct banks.
+// the 16-byte stores hit distinct banks. The host's grids use kernel_specs.h's
+// kGemmTokens, kGemmRows and kGemmThreads, which mirror the macros below.
 //
 // Last measured: not yet (written without a GPU).
 #pragma once
