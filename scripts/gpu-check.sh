@@ -84,6 +84,9 @@ for preset in llama3-8b qwen2.5-1.5b; do
   echo "-- $preset q4_k_m, rayo serve on the GPU ($clients clients, 32-token prompts, 64 tokens each; KV cache from 80% of the GPU)"
   run "$rayo" bench-serve -m "$files/$preset-q4_k_m.gguf" -N "$clients" -r 4 -n 64 -p 32 --passes 2 \
     --serve-args "--device cuda --parallel 32 -c 1024 --kv-fraction 0.8"
+  echo "-- the same with --batch-invariant (every step on the decode kernels): what invariance costs"
+  run "$rayo" bench-serve -m "$files/$preset-q4_k_m.gguf" -N "$clients" -r 4 -n 64 -p 32 --passes 2 \
+    --serve-args "--device cuda --parallel 32 -c 1024 --kv-fraction 0.8 --batch-invariant"
 done
 run "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 128 -r 1 --device cpu
 for m in "$RAYO_SHARED"/models/synth-llama-q4_k_m.gguf "$RAYO_SHARED"/models/tinystories-656k-q8_0.gguf; do

@@ -26,6 +26,7 @@ struct ServeOptions {
   int64_t kv_blocks = 0;
   double kv_fraction = 0;
   bool no_prefix_cache = false;
+  bool batch_invariant = false;
   std::string api_key;
   std::string alias;
   size_t max_body = 16u << 20;
@@ -54,6 +55,7 @@ void serve(const ServeOptions& o) {
   so.n_blocks = o.kv_blocks;
   so.kv_fraction = o.kv_fraction;
   so.prefix_cache = !o.no_prefix_cache;
+  so.batch_invariant = o.batch_invariant;
   so.n_threads = session.n_threads;
   so.kv_type = session.kv_type;
   so.device = session.device;
@@ -93,7 +95,8 @@ void serve(const ServeOptions& o) {
                sv.model_name.c_str(), o.host.c_str(), port, static_cast<long long>(so.max_seqs),
                static_cast<long long>(so.max_seq_len), static_cast<long long>(scheduler.stats().blocks_total));
   for (int64_t b : scheduler.buckets()) std::fprintf(stderr, " %lld", static_cast<long long>(b));
-  std::fprintf(stderr, "; on the %s)\n", std::string(scheduler.device()).c_str());
+  std::fprintf(stderr, "; on the %s%s)\n", std::string(scheduler.device()).c_str(),
+               so.batch_invariant ? ", batch-invariant" : "");
   std::printf("listening on http://%s:%d\n", o.host.c_str(), port);
   std::fflush(stdout);
   http.run();
@@ -119,6 +122,9 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache,
                 "evaluate every prompt in full (default: reuse the cached blocks of prompt prefixes seen before)");
+  cmd->add_flag("--batch-invariant", o->batch_invariant,
+                "on the GPU, compute every sequence's rows alike whatever it is batched with, so that its tokens do "
+                "not depend on the other requests (slower prompts: no tensor cores); the CPU always does");
   cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every endpoint but /health");
   cmd->add_option("-a,--alias", o->alias, "model name in responses (default: the file name)");
   cmd->add_option("--max-body-bytes", o->max_body, "largest request body accepted")->capture_default_str();

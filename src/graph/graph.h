@@ -64,6 +64,12 @@ struct Node {
 struct GraphConfig {
   int64_t max_tokens = 1;     // rows of a step (batch bucket)
   int64_t max_outputs = 1;    // rows of Outputs values (rows that get logits)
+  // Every row's arithmetic the same whatever the step's size and other rows, so
+  // that a sequence's tokens do not depend on what it is batched with. A
+  // backend may otherwise pick faster kernels by the step's size (the CUDA
+  // backend: tensor cores for steps of 16 tokens or more); the CPU's rows are
+  // independent either way.
+  bool batch_invariant = false;
 };
 
 // The weights node n multiplies its input by: MatMul's, and those of the fused

@@ -180,7 +180,7 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
   sizes.push_back(largest);
   for (int64_t n : sizes) {
     graph::Graph g = model_->architecture().build(model_->file(), spec,
-                                                  graph::GraphConfig{n, std::min(n, o.max_seqs)});
+                                                  graph::GraphConfig{n, std::min(n, o.max_seqs), o.batch_invariant});
     executors_.push_back(std::make_unique<graph::Executor>(*backend_, std::move(g)));
   }
   if (o.kv_fraction > 0) {

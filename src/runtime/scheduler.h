@@ -72,6 +72,7 @@ struct SchedulerOptions {
   graph::KvType kv_type = graph::KvType::F16;
   std::string device = "auto";  // --device: auto (CUDA when a GPU is usable), cpu or cuda
   bool cuda_graphs = true;      // false: CUDA kernels launched one by one (--no-graph)
+  bool batch_invariant = false; // step graphs whose rows compute alike at every size (--batch-invariant)
 };
 
 struct TokenLogprob {

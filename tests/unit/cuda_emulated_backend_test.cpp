@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "support/simt/simt.h"
@@ -66,8 +67,11 @@ using rayo::cuda::emulated::make_invoker;
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/kernel_bench.h"
 #include "backends/cuda/kernel_cache.h"
+#include "backends/cuda/kernel_specs.h"
 #include "gguf/file.h"
 #include "graph/executor.h"
+#include "graph/fusion_passes.h"
+#include "graph/passes.h"
 #include "models/architecture.h"
 #include "models/model_spec.h"
 #include "runtime/kv_budget.h"
@@ -485,26 +489,21 @@ TEST_F(EmulatedGpu, PromptGraphsOnTensorCoresMatchTheCpuBackend) {
   check_model("synth-qwen3-q4_k_m", 32, 12);
 }
 
-// The server's scheduler on the GPU: a request's tokens are the same alone and
-// beside three others (prompts read in chunks of 4 beside decode rows, graph
-// buckets of 1 to 8 tokens), greedy and sampled on the device.
-TEST_F(EmulatedGpu, SchedulerStepsOnTheGpuAreBatchInvariant) {
-  auto model = runtime::Model::load(test::shared_path("models/stories260K.gguf").string());
-  runtime::SchedulerOptions o;
-  o.max_seqs = 4;
-  o.max_seq_len = 64;
-  o.prefill_chunk = 4;
-  o.device = "cuda";
-  const std::vector<std::vector<int32_t>> prompts = {{1, 403, 407, 261, 378}, {1, 9, 7}, {1, 32, 100, 200, 300, 17},
-                                                     {1, 50}};
+// Runs the requests through a scheduler on the emulated GPU one at a time,
+// then all together, and expects each request's tokens to be the same both
+// ways: every other one greedy, the others sampled on the device; the last
+// asks for logprobs, so its logits come back.
+void expect_batch_invariant(const std::string& model_name, const runtime::SchedulerOptions& o,
+                            const std::vector<std::vector<int32_t>>& prompts, int64_t max_tokens) {
+  auto model = runtime::Model::load(test::shared_path("models/" + model_name + ".gguf").string());
   auto request = [&](size_t i) {
     runtime::Request r;
     r.prompt = prompts[i];
-    r.max_tokens = 12;
+    r.max_tokens = max_tokens;
     r.ignore_eos = true;
     r.sampling.temperature = i % 2 ? 0.9f : 0.0f;
     r.sampling.seed = static_cast<uint32_t>(77 + i);
-    if (i == 3) r.logprobs = 2;  // the logits come back for this one
+    if (i + 1 == prompts.size()) r.logprobs = 2;
     return r;
   };
   auto ids = [](const runtime::RequestStream::Update& u) {
@@ -519,7 +518,7 @@ TEST_F(EmulatedGpu, SchedulerStepsOnTheGpuAreBatchInvariant) {
     for (size_t i = 0; i < prompts.size(); ++i) {
       const auto r = s.submit(request(i))->wait();
       ASSERT_TRUE(r.error.empty()) << r.error;
-      ASSERT_EQ(r.tokens.size(), 12u);
+      ASSERT_EQ(static_cast<int64_t>(r.tokens.size()), max_tokens);
       alone.push_back(ids(r));
     }
   }
@@ -530,10 +529,72 @@ TEST_F(EmulatedGpu, SchedulerStepsOnTheGpuAreBatchInvariant) {
     const auto r = streams[i]->wait();
     ASSERT_TRUE(r.error.empty()) << r.error;
     EXPECT_EQ(ids(r), alone[i]) << "request " << i;
-    if (i == 3) {
+    if (i + 1 == prompts.size()) {
       EXPECT_EQ(r.tokens[0].top.size(), 2u);
     }
   }
+}
+
+// The server's scheduler on the GPU: a request's tokens are the same alone and
+// beside three others (prompts read in chunks of 4 beside decode rows, graph
+// buckets of 1 to 8 tokens), greedy and sampled on the device.
+TEST_F(EmulatedGpu, SchedulerStepsOnTheGpuAreBatchInvariant) {
+  runtime::SchedulerOptions o;
+  o.max_seqs = 4;
+  o.max_seq_len = 64;
+  o.prefill_chunk = 4;
+  o.device = "cuda";
+  expect_batch_invariant("stories260K", o, {{1, 403, 407, 261, 378}, {1, 9, 7}, {1, 32, 100, 200, 300, 17}, {1, 50}},
+                         12);
+}
+
+// With --batch-invariant, steps of 16 tokens or more (which would otherwise
+// multiply on tensor cores, rounding to f16) compute every row as decode
+// steps do: a quantized model whose prompts of 17 to 30 tokens are read in
+// chunks of 32 beside the others' decode rows.
+TEST_F(EmulatedGpu, BatchInvariantStepsOfManyTokens) {
+  runtime::SchedulerOptions o;
+  o.max_seqs = 4;
+  o.max_seq_len = 64;
+  o.prefill_chunk = 32;
+  o.device = "cuda";
+  o.batch_invariant = true;
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<int32_t> p = {1};
+    for (int j = 0; j < 16 + 4 * i; ++j) p.push_back(static_cast<int32_t>(5 + (37 * j + 11 * i) % 200));
+    prompts.push_back(p);
+  }
+  expect_batch_invariant("synth-llama-q4_k_m", o, prompts, 5);
+}
+
+// What --batch-invariant changes in a step graph of 32 tokens: no tensor-core
+// kernels, and attention split as in a decode step.
+TEST(CudaKernelSpecs, BatchInvariantGraphsKeepTheDecodeKernels) {
+  RAYO_REQUIRE_SHARED();
+  const auto file = gguf::File::open(test::shared_path("models/synth-llama-q4_k_m.gguf").string());
+  const auto spec = models::ModelSpec::from_gguf(file);
+  auto kernels = [&](bool invariant) {
+    auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{32, 4, invariant});
+    graph::run_passes(g, graph::decoder_fusion_passes());
+    std::set<std::string> files;
+    for (const auto& s : cuda::graph_kernel_specs(g, cuda::KvShape{4096, 16})) {
+      std::string key = s.file;
+      if (s.file == "attention.cu")
+        for (const auto& [name, value] : s.defines)
+          if (name == "CHUNK") key += " CHUNK=" + value;
+      files.insert(key);
+    }
+    return files;
+  };
+  const auto fast = kernels(false), invariant = kernels(true);
+  for (const char* f : {"gemm.cu", "gemm_swiglu.cu", "gemm_qkv_rope_store.cu", "attention_prefill.cu"}) {
+    EXPECT_TRUE(fast.count(f)) << f;
+    EXPECT_FALSE(invariant.count(f)) << f;
+  }
+  const std::string decode_chunk = "attention.cu CHUNK=" + std::to_string(cuda::attention_chunk(4096, 1, 2));
+  EXPECT_TRUE(invariant.count(decode_chunk)) << decode_chunk;
+  EXPECT_FALSE(fast.count(decode_chunk)) << "a prompt graph splits its context in larger chunks";
 }
 
 // --kv-fraction: the pool is what the share of the GPU leaves once the weights

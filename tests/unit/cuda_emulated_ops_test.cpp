@@ -10,6 +10,7 @@
 #include "backends/cuda/kernel_specs.h"
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/gemv.cuh"
+#include "backends/cuda/kernels/mma.cuh"
 #include "cuda_emulated_ops_variants.inc"
 
 #include "backends/cpu/kv_cache.h"
@@ -141,6 +142,96 @@ TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
   check_attention({96, 4, 4, 16, 100}, ATTN(att_96_4_4_16), 7);
   check_attention({4, 2, 2, 64, 100}, ATTN(att_4_2_2_64), 8);  // llama-2-tiny-random: head_dim 4
   check_attention({64, 8, 2, 64, 300, true}, ATTN(att_emit_64_8_2_64), 9);
+}
+
+// A prompt step as the scheduler makes it: a chunk of sequence 0's prompt
+// against its cached prefix (rows 0..19 at positions 50..69), then the start
+// of sequence 1's prompt (rows 20..46 at positions 0..26). Tiles of 16 rows:
+// [0, 16) and [32, 47) (partial) are one sequence's, on tensor cores;
+// [16, 32) mixes the two and stays with the split kernel. Every row against
+// the CPU backend's attention, and the twin, when written, byte for byte.
+template <typename Split, typename Flash>
+void check_prefill_attention(const AttnCase& c, Split split, Flash flash, uint32_t seed) {
+  SCOPED_TRACE(cat("head_dim ", c.head_dim, " heads ", c.n_head, "/", c.n_head_kv));
+  const int64_t kv_width = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
+  PagedCache pc(kv_width, c.n_ctx, seed);
+  std::vector<int> positions, seqs;
+  for (int i = 0; i < 20; ++i) positions.push_back(50 + i), seqs.push_back(0);
+  for (int i = 0; i < 27; ++i) positions.push_back(i), seqs.push_back(1);
+  const int rows = static_cast<int>(positions.size());
+  const int max_blocks = static_cast<int>(pc.max_blocks);
+  const int64_t q_width = static_cast<int64_t>(c.n_head) * c.head_dim;
+  const auto q = test::random_floats(rows * q_width, seed + 1, 2.0f);
+  const int64_t splits = (c.n_ctx + c.chunk - 1) / c.chunk;
+  std::vector<float> partial(rows * c.n_head * splits * (c.head_dim + 2), NAN);
+  std::vector<float> out((rows + 1) * q_width, NAN);
+  std::vector<int8_t> out_q(rows * q_width);
+  std::vector<test::TwinDs> out_ds(rows * q_width / 32 + 1);
+  std::vector<int> counters(rows * c.n_head_kv, 0);
+  simt::launch(simt::dim3(c.n_head_kv, splits, rows), simt::dim3(128), [&] {
+    split(q.data(), pc.keys(), pc.values(), partial.data(), counters.data(), out.data(), out_q.data(),
+          reinterpret_cast<float2*>(out_ds.data()), positions.data(), seqs.data(), pc.table.data(), &max_blocks, &rows);
+  });
+  for (int v : counters) ASSERT_EQ(v, 0);
+  // One tile more than the rows need: it must do nothing.
+  const unsigned tiles = (rows + kFlashTokens - 1) / kFlashTokens + 1;
+  simt::launch(simt::dim3(c.n_head_kv, tiles), simt::dim3(32 * (c.n_head / c.n_head_kv)), [&] {
+    flash(q.data(), pc.keys(), pc.values(), out.data(), out_q.data(), reinterpret_cast<float2*>(out_ds.data()),
+          positions.data(), seqs.data(), pc.table.data(), &max_blocks, &rows);
+  });
+  for (int64_t i = rows * q_width; i < (rows + 1) * q_width; ++i) ASSERT_TRUE(std::isnan(out[i])) << "row past the step";
+  if (c.emit) {
+    const auto ref = test::q8_twin(out.data(), rows, q_width);
+    for (int64_t i = 0; i < rows * q_width; ++i) ASSERT_EQ(out_q[i], ref.q[i]) << i;
+    for (int64_t i = 0; i < rows * q_width / 32; ++i) ASSERT_EQ(out_ds[i].x, ref.ds[i].x) << i;
+  }
+  std::vector<float> scores(c.n_ctx), ref(c.head_dim);
+  const int group = c.n_head / c.n_head_kv;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  for (int t = 0; t < rows; ++t) {
+    const bool on_tensor_cores = t < 16 || t >= 32;
+    const auto cache_rows = pc.rows(seqs[t], positions[t]);
+    for (int h = 0; h < c.n_head; ++h) {
+      const float* qh = q.data() + t * q_width + h * c.head_dim;
+      cpu::attention_head(pc.cache, 0, h / group, c.head_dim, qh, positions[t], cache_rows.data(), scores.data(),
+                          ref.data());
+      double max_qk = 0;
+      for (int j = 0; j <= positions[t]; ++j) {
+        const auto* kr = static_cast<const uint16_t*>(pc.cache.key_row(0, cache_rows[j])) + (h / group) * c.head_dim;
+        double s = 0;
+        for (int i = 0; i < c.head_dim; ++i) s += std::abs(qh[i] * fp16_to_fp32(kr[i]));
+        max_qk = std::max(max_qk, s);
+      }
+      // As check_attention's budget; on tensor cores the scaled query is
+      // rounded to f16 (2^-11 of each product) and so is every softmax
+      // weight before it multiplies the values (|v| <= 1: 2^-11 of the
+      // output, once more for the sum l, which takes the weights unrounded).
+      const double q16 = on_tensor_cores ? 1.0 / 2048 : 0.0;
+      const double d = (q16 + (c.head_dim / 32.0 + 7) * kF32Eps) * max_qk * scale;
+      const double tol = 4 * d + (on_tensor_cores ? 2.0 / 2048 : 0.0) +
+                         (2.0 * (positions[t] / 4.0 + 8 + splits) + 16) * kF32Eps;
+      for (int i = 0; i < c.head_dim; ++i)
+        ASSERT_NEAR(out[t * q_width + h * c.head_dim + i], ref[i], tol)
+            << "row " << t << " (seq " << seqs[t] << ", pos " << positions[t] << ") head " << h << " dim " << i;
+    }
+  }
+}
+
+#define FA_SPLIT(NS)                                                                                            \
+  [](const float* q, const uint16_t* k, const uint16_t* v, float* part, int* counters, float* out, i8* oq,        \
+     float2* ods, const int* pos, const int* seq, const int* table, const int* mb, const int* n) {                \
+    NS::attention(q, k, v, part, counters, out, oq, ods, pos, seq, table, mb, n);                               \
+  }
+#define FA(NS)                                                                                                  \
+  [](const float* q, const uint16_t* k, const uint16_t* v, float* out, i8* oq, float2* ods, const int* pos,      \
+     const int* seq, const int* table, const int* mb, const int* n) {                                            \
+    NS::attention_prefill(q, k, v, out, oq, ods, pos, seq, table, mb, n);                                        \
+  }
+
+TEST(CudaEmulatedAttention, PromptTilesOfOneSequenceRunOnTensorCores) {
+  check_prefill_attention({128, 8, 2, 64, 256, true}, FA_SPLIT(fa_split_128_8_2), FA(fa_128_8_2), 11);  // GQA 4
+  check_prefill_attention({64, 12, 2, 64, 256}, FA_SPLIT(fa_split_64_12_2), FA(fa_64_12_2), 12);  // GQA 6
+  check_prefill_attention({48, 6, 6, 256, 256}, FA_SPLIT(fa_split_48_6_6), FA(fa_48_6_6), 13);    // stories15M
 }
 
 TEST(CudaEmulatedAttention, RowsPastTheStepCountAreNotWritten) {

@@ -77,6 +77,15 @@ TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {
     specs.push_back(quantize_spec(4100, Emit{false, false, true}));
     for (int hd : {64, 80, 96, 128, 256})
       specs.push_back(attention_spec(32, 8, hd, 8192, 16, attention_chunk(8192, 1, 4), Emit{hd % 32 == 0}));
+    // Prompt graphs: the split kernel beside the tensor-core one, whose output
+    // accumulators (head_dim / 2 floats a lane) must fit without spilling;
+    // 4, 7 and 8 query heads per kv head.
+    for (int hd : {48, 64, 80, 96, 128}) {
+      specs.push_back(attention_spec(32, 8, hd, 8192, 16, attention_chunk(8192, 512, 4), Emit{hd % 32 == 0}, true));
+      specs.push_back(attention_prefill_spec(32, 8, hd, 16, Emit{hd % 32 == 0}));
+    }
+    specs.push_back(attention_prefill_spec(28, 4, 128, 16, Emit{true}));
+    specs.push_back(attention_prefill_spec(32, 4, 128, 16, Emit{true}));
     compile_all("formats", specs, arch, done);
   }
 }

@@ -458,7 +458,7 @@ class CudaBackend : public graph::Backend {
 
   // Splits of an attention node's context (its kernels' N_SPLITS).
   int64_t attention_splits(const Graph& g, const Node& n) const {
-    const int chunk = attention_chunk(kv_config_.max_seq_len, g.config().max_tokens, n.n_head / n.n_head_kv);
+    const int chunk = graph_attention_chunk(g, n, kv_config_.max_seq_len);
     return (kv_config_.max_seq_len + chunk - 1) / chunk;
   }
 
@@ -534,9 +534,15 @@ class CudaBackend : public graph::Backend {
         return add(make_launch(spec, "kv_store", {g.config().max_tokens}, 128,
                                {V(n.in[0]), V(n.in[1]), k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr}));
       case Op::Attention: {
-        return add(make_launch(spec, "attention", {n.n_head_kv, attention_splits(g, n), rows}, 128,
-                               {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), s.counters.ptr(),
-                                V(n.out), out.q, out.ds, pos, seq, table, mb, nr}));
+        add(make_launch(spec, "attention", {n.n_head_kv, attention_splits(g, n), rows}, 128,
+                        {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), s.counters.ptr(), V(n.out),
+                         out.q, out.ds, pos, seq, table, mb, nr}));
+        if (specs.size() == next_spec + 1) return launches;
+        // Prompt graphs: one-sequence tiles of rows on tensor cores (the split kernel skips them).
+        return add(make_launch(specs.at(next_spec + 1), "attention_prefill", {n.n_head_kv, ceil_div(rows, kFlashTokens)},
+                               static_cast<int>(32 * (n.n_head / n.n_head_kv)),
+                               {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), V(n.out), out.q, out.ds, pos, seq, table,
+                                mb, nr}));
       }
       case Op::GateUpSwiGLU: {
         const int64_t m = g.weights()[n.weight].rows;

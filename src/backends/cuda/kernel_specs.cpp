@@ -23,7 +23,8 @@ std::string KernelSpec::key() const {
 int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
 
 bool uses_gemm(const graph::Graph& g, const Node& n) {
-  return n.in[0] >= 0 && g.max_rows(g.values()[n.in[0]]) >= kGemmMinTokens && reads_q8(g, n);
+  return !g.config().batch_invariant && n.in[0] >= 0 && g.max_rows(g.values()[n.in[0]]) >= kGemmMinTokens &&
+         reads_q8(g, n);
 }
 
 KernelSpec tensor_core_variant(const KernelSpec& s) {
@@ -142,7 +143,7 @@ int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa) {
 }
 
 KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx, int64_t block_size, int chunk,
-                          Emit emit) {
+                          Emit emit, bool flash) {
   RAYO_CHECK(head_dim > 0 && head_dim <= 256 && head_dim % 2 == 0, "head_dim ", head_dim,
              ": the attention kernel takes even head sizes up to 256");
   RAYO_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0, "bad GQA ratio");
@@ -154,6 +155,34 @@ KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx
                      {"N_HEAD_KV", num(n_head_kv)},
                      {"CHUNK", num(chunk)},
                      {"N_SPLITS", num(splits)},
+                     {"SCALE", float_literal(1.0f / std::sqrt(static_cast<float>(head_dim)))},
+                     {"BLOCK_SIZE", num(block_size)},
+                     {"EMIT_Q8", emit.q8 ? "1" : "0"},
+                     {"FLASH", flash ? "1" : "0"}}};
+}
+
+static bool has_flash_kernel(int n_head, int n_head_kv, int head_dim) {
+  return head_dim % 16 == 0 && head_dim <= 128 && n_head_kv > 0 && n_head % n_head_kv == 0 && n_head / n_head_kv <= 8;
+}
+
+bool uses_flash_attention(const graph::Graph& g, const Node& n) {
+  return !g.config().batch_invariant && g.config().max_tokens >= kFlashTokens &&
+         has_flash_kernel(n.n_head, n.n_head_kv, n.head_dim);
+}
+
+int graph_attention_chunk(const graph::Graph& g, const Node& n, int64_t max_seq_len) {
+  // Batch-invariant graphs split every row's context as a decode step does.
+  return attention_chunk(max_seq_len, g.config().batch_invariant ? 1 : g.config().max_tokens, n.n_head / n.n_head_kv);
+}
+
+KernelSpec attention_prefill_spec(int n_head, int n_head_kv, int head_dim, int64_t block_size, Emit emit) {
+  RAYO_CHECK(has_flash_kernel(n_head, n_head_kv, head_dim), "attention of ", n_head, "/", n_head_kv, " heads of ",
+             head_dim, " has no tensor-core kernel");
+  return KernelSpec{"attention_prefill.cu",
+                    {"attention_prefill"},
+                    {{"HEAD_DIM", num(head_dim)},
+                     {"N_HEAD", num(n_head)},
+                     {"N_HEAD_KV", num(n_head_kv)},
                      {"SCALE", float_literal(1.0f / std::sqrt(static_cast<float>(head_dim)))},
                      {"BLOCK_SIZE", num(block_size)},
                      {"EMIT_Q8", emit.q8 ? "1" : "0"}}};
@@ -222,11 +251,13 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
     case Op::KvStore:
       specs.push_back(kv_store_spec(static_cast<int64_t>(n.n_head_kv) * n.head_dim, kv.block_size));
       return specs;
-    case Op::Attention:
+    case Op::Attention: {
+      const bool flash = uses_flash_attention(g, n);
       specs.push_back(attention_spec(n.n_head, n.n_head_kv, n.head_dim, kv.max_seq_len, kv.block_size,
-                                     attention_chunk(kv.max_seq_len, g.config().max_tokens, n.n_head / n.n_head_kv),
-                                     emit));
+                                     graph_attention_chunk(g, n, kv.max_seq_len), emit, flash));
+      if (flash) specs.push_back(attention_prefill_spec(n.n_head, n.n_head_kv, n.head_dim, kv.block_size, emit));
       return specs;
+    }
     case Op::GateUpSwiGLU:
       specs.push_back(matmul(gemv_swiglu_spec(mm_type(n.weight), mm_type(n.aux[1]), W(n.weight).cols,
                                               W(n.weight).rows, tt, norm_eps, emit)));

@@ -34,7 +34,8 @@ constexpr int64_t kGemmMinTokens = 16;
 // rows)), where gemm.cu's tile rows are kGemmRows, gemm_swiglu.cu's kGemmRows / 2
 // of each matrix and gemm_qkv_rope_store.cu's kGemmRows / 2 rotation pairs.
 constexpr int64_t kGemmTokens = 32, kGemmRows = 64, kGemmThreads = 128;
-// Whether matmul node n of g runs as a tensor-core GEMM.
+// Whether matmul node n of g runs as a tensor-core GEMM (never in a
+// batch-invariant graph: the GEMM rounds its inputs to f16, the GEMV does not).
 bool uses_gemm(const graph::Graph& g, const graph::Node& n);
 // The tensor-core twin of a GEMV-family variant: the same macros, gemm.cu for
 // gemv.cu, gemm_swiglu.cu for gemv_swiglu.cu, gemm_qkv_rope_store.cu for
@@ -86,9 +87,22 @@ struct QkvShape {
 KernelSpec qkv_rope_store_spec(const QkvShape& s, int tt);
 KernelSpec rope_spec(int n_head, int head_dim, const graph::RopeParams& rope, bool has_freq_factors);
 KernelSpec kv_store_spec(int64_t kv_width, int64_t block_size);
-// max_seq_len: the longest sequence; with chunk, the number of splits.
+// max_seq_len: the longest sequence; with chunk, the number of splits. With
+// flash, the rows of one-sequence tiles are left to attention_prefill_spec's
+// kernel, launched beside it.
 KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t max_seq_len, int64_t block_size, int chunk,
-                          Emit emit = {});
+                          Emit emit = {}, bool flash = false);
+// Prompt attention on tensor cores (attention_prefill.cu), in tiles of
+// kFlashTokens rows of one sequence (common.cuh's FA_TOKENS).
+constexpr int64_t kFlashTokens = 16;
+KernelSpec attention_prefill_spec(int n_head, int n_head_kv, int head_dim, int64_t block_size, Emit emit = {});
+// Whether attention node n of g runs on tensor cores too: prompt graphs (at
+// least kFlashTokens rows, not batch-invariant), head sizes that are multiples
+// of 16 up to 128, at most 8 query heads per kv head.
+bool uses_flash_attention(const graph::Graph& g, const graph::Node& n);
+// The context chunk of attention node n of g (attention_chunk by the graph's
+// size; a batch-invariant graph's is a decode step's, whatever its size).
+int graph_attention_chunk(const graph::Graph& g, const graph::Node& n, int64_t max_seq_len);
 KernelSpec rms_norm_spec(int64_t cols, int group, float eps);
 // Row-wise ops; select_rows writes the twin of its output (emit).
 KernelSpec elementwise_spec(int64_t cols, Emit emit = {});

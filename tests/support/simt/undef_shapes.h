@@ -53,3 +53,8 @@
 #undef K_MAX
 #undef SAMPLE_THREADS
 #undef SAMPLE_BOUNDS
+#undef FLASH
+#undef FA_KEYS
+#undef FA_THREADS
+#undef FA_PAD
+#undef FA_ROW

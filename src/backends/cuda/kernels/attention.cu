@@ -28,7 +28,9 @@
 //
 // Shape macros: HEAD_DIM (a multiple of 2, up to 256), N_HEAD, N_HEAD_KV,
 // CHUNK, N_SPLITS (= ceil(max_seq_len / CHUNK)), SCALE (1/sqrt(HEAD_DIM) as a
-// float literal), BLOCK_SIZE (positions per KV cache block), EMIT_Q8.
+// float literal), BLOCK_SIZE (positions per KV cache block), EMIT_Q8, FLASH
+// (1: the rows of one-sequence tiles are attention_prefill.cu's, launched
+// beside this one, and skipped here).
 // Layouts: q and out [rows][N_HEAD * HEAD_DIM] f32; caches [cache rows][N_HEAD_KV
 // * HEAD_DIM] f16, paged: position j of row t's sequence is cache row
 // kv_row(block_table, seq[t], *max_blocks, j, BLOCK_SIZE); partial
@@ -124,6 +126,7 @@ attention(const float* q, const u16* k_cache, const u16* v_cache, float* partial
           const int* n_rows) {
   const int g = blockIdx.x, s = blockIdx.y, t = blockIdx.z;
   if (t >= *n_rows) return;
+  if (FLASH && fa_tile_here(seq, t / FA_TOKENS * FA_TOKENS, *n_rows)) return;  // attention_prefill.cu's row
   const int pos = positions[t];
   const int begin = s * CHUNK;
   if (begin > pos) return;

@@ -341,6 +341,18 @@ __device__ __forceinline__ long long kv_row(const int* block_table, int seq, int
   return static_cast<long long>(block_table[seq * max_blocks + pos / block_size]) * block_size + pos % block_size;
 }
 
+// Prompt attention on tensor cores (attention_prefill.cu) takes a step's rows in
+// tiles of FA_TOKENS: a tile whose rows (t0 .. up to n) all belong to one
+// sequence is its; attention.cu does every other row.
+#define FA_TOKENS 16
+__device__ __forceinline__ bool fa_tile_here(const int* seq, int t0, int n) {
+  if (t0 >= n) return false;
+  const int end = n - t0 < FA_TOKENS ? n : t0 + FA_TOKENS;
+  for (int t = t0 + 1; t < end; ++t)
+    if (seq[t] != seq[t0]) return false;
+  return true;
+}
+
 // Block-wide sum for blocks of NT threads (a multiple of 32); `scratch` is
 // shared storage of NT/32 floats. Every thread gets the total.
 template <int NT>

@@ -1,0 +1,229 @@
+// Causal attention of a prompt's tokens on tensor cores (flash attention):
+// the tokens of a step come in tiles of FA_TOKENS (16) consecutive rows; a
+// tile whose rows all belong to one sequence (a prompt, or a chunk of one,
+// against its cached prefix) is done here, any other row by attention.cu,
+// which skips the rows done here (fa_tile_here, common to both).
+//
+// Block (g, tile): kv head g for the tile's 16 tokens; warp w is query head
+// g * GQA + w, so every key and value is read once for the group. Per tile of
+// FA_KEYS (32) key positions, up to the largest position among the tokens:
+//   1. the block copies the positions' keys and values (f16, paged) to shared
+//      memory; positions past the largest are zeros;
+//   2. each warp computes its 16 x 32 scores S = Q K^T on tensor cores
+//      (mma.cuh: Q pre-scaled and rounded to f16 once, before the loop),
+//      masks the positions past each token's own (causality; a token of a
+//      chunk sees the whole cached prefix and the chunk up to itself),
+//   3. updates each row's running max m and sum l (online softmax), rescales
+//      its output accumulators by exp(m_old - m_new), and adds P V on tensor
+//      cores, P = exp(S - m) rounded to f16, taken straight from the score
+//      accumulators as the A fragments of the next product.
+// Then O / l is written for the tile's rows, and with EMIT_Q8 its q8 twin.
+//
+// Shape macros: HEAD_DIM (a multiple of 16, at most 128: the output
+// accumulators, HEAD_DIM / 2 floats a lane, stay in registers), N_HEAD,
+// N_HEAD_KV, SCALE, BLOCK_SIZE, EMIT_Q8 (then HEAD_DIM % 32 == 0).
+// Layouts as attention.cu: q and out [rows][N_HEAD * HEAD_DIM] f32, caches
+// [cache rows][N_HEAD_KV * HEAD_DIM] f16, paged through block_table.
+// Grid: (N_HEAD_KV, ceil(max_rows / FA_TOKENS)); block GQA * 32 threads.
+//
+// Last measured: not yet (written without a GPU).
+#include "mma.cuh"
+#include "q8_act.cuh"
+
+#define GQA (N_HEAD / N_HEAD_KV)
+#define KV_WIDTH (N_HEAD_KV * HEAD_DIM)
+#define FA_KEYS 32
+#define FA_THREADS (GQA * WARP)
+#define FA_PAD 8  // halves after each shared row, so that the fragment loads of 8 rows hit distinct banks
+#define FA_ROW (HEAD_DIM + FA_PAD)
+
+static_assert(HEAD_DIM % 16 == 0 && HEAD_DIM <= 128, "head_dim: a multiple of 16, at most 128");
+static_assert(N_HEAD % N_HEAD_KV == 0 && GQA <= 8, "at most 8 query heads (warps) per kv head");
+static_assert(!EMIT_Q8 || HEAD_DIM % 32 == 0, "the twin's blocks of 32 must not straddle heads");
+
+// Two halves at p (4-byte aligned) as one word.
+__device__ __forceinline__ u32 fa_word(const u16* p) { return *reinterpret_cast<const u32*>(p); }
+// Two halves from different rows as one word, lo first.
+__device__ __forceinline__ u32 fa_pair(u16 lo, u16 hi) { return static_cast<u32>(lo) | (static_cast<u32>(hi) << 16); }
+
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(FA_THREADS)
+attention_prefill(const float* q, const u16* k_cache, const u16* v_cache, float* out, i8* out_q, float2* out_ds,
+                  const int* positions, const int* seq, const int* block_table, const int* max_blocks,
+                  const int* n_rows) {
+  const int g = blockIdx.x, n = *n_rows;
+  const int t0 = blockIdx.y * FA_TOKENS;
+  if (!fa_tile_here(seq, t0, n)) return;
+  const int nt = n - t0 < FA_TOKENS ? n - t0 : FA_TOKENS;
+  const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
+  const int gr = lane / 4, tq = lane % 4;  // the fragments' row group and column pair (mma.cuh)
+  const int head = g * GQA + warp;
+  const int* table = block_table + seq[t0] * *max_blocks;
+
+  __shared__ u16 ks[FA_KEYS][FA_ROW];
+  __shared__ u16 vs[FA_KEYS][FA_ROW];
+  __shared__ int last_pos;
+
+  // This lane's tokens (fragment rows gr and gr + 8): their positions, -1 past the step.
+  const int pos_lo = gr < nt ? positions[t0 + gr] : -1;
+  const int pos_hi = gr + 8 < nt ? positions[t0 + gr + 8] : -1;
+  if (tid == 0) {
+    int m = 0;
+    for (int i = 0; i < nt; ++i) m = positions[t0 + i] > m ? positions[t0 + i] : m;
+    last_pos = m;
+  }
+
+  // Q of this warp's head as A fragments, scaled, in f16.
+  constexpr int kSteps = HEAD_DIM / 16;
+  u32 qa[kSteps][4];
+  {
+    const float* q_lo = q + static_cast<long long>(t0 + gr) * (N_HEAD * HEAD_DIM) + head * HEAD_DIM;
+    const float* q_hi = q_lo + 8LL * (N_HEAD * HEAD_DIM);
+    auto at = [&](const float* row, bool valid, int d) { return valid ? row[d] * SCALE : 0.0f; };
+RAYO_UNROLL
+    for (int s = 0; s < kSteps; ++s) {
+      const int d0 = 16 * s + 2 * tq, d1 = d0 + 8;
+      qa[s][0] = pack_half2(at(q_lo, pos_lo >= 0, d0), at(q_lo, pos_lo >= 0, d0 + 1));
+      qa[s][1] = pack_half2(at(q_hi, pos_hi >= 0, d0), at(q_hi, pos_hi >= 0, d0 + 1));
+      qa[s][2] = pack_half2(at(q_lo, pos_lo >= 0, d1), at(q_lo, pos_lo >= 0, d1 + 1));
+      qa[s][3] = pack_half2(at(q_hi, pos_hi >= 0, d1), at(q_hi, pos_hi >= 0, d1 + 1));
+    }
+  }
+  constexpr int kDimTiles = HEAD_DIM / 8;
+  float o[kDimTiles][4];
+RAYO_UNROLL
+  for (int d = 0; d < kDimTiles; ++d)
+RAYO_UNROLL
+    for (int i = 0; i < 4; ++i) o[d][i] = 0.0f;
+  float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
+  __syncthreads();
+  const int end = last_pos + 1;
+
+  for (int k0 = 0; k0 < end; k0 += FA_KEYS) {
+    // 1. Keys and values of positions k0 .. k0 + FA_KEYS, 16 bytes a task.
+    __syncthreads();  // the previous tile's products are done with ks and vs
+    constexpr int kChunks = HEAD_DIM / 8;
+    for (int task = tid; task < FA_KEYS * kChunks; task += FA_THREADS) {
+      const int j = task / kChunks, c = task % kChunks;
+      uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
+      if (k0 + j < end) {
+        const long long off = kv_row(table, 0, 0, k0 + j, BLOCK_SIZE) * KV_WIDTH + g * HEAD_DIM + 8 * c;
+        kv = *reinterpret_cast<const uint4*>(k_cache + off);
+        vv = *reinterpret_cast<const uint4*>(v_cache + off);
+      }
+      *reinterpret_cast<uint4*>(&ks[j][8 * c]) = kv;
+      *reinterpret_cast<uint4*>(&vs[j][8 * c]) = vv;
+    }
+    __syncthreads();
+
+    // 2. Scores: 4 tiles of 8 positions (n), K as the B fragments (B[k][n] = K[n][k]).
+    float s[FA_KEYS / 8][4];
+RAYO_UNROLL
+    for (int nj = 0; nj < FA_KEYS / 8; ++nj) {
+RAYO_UNROLL
+      for (int i = 0; i < 4; ++i) s[nj][i] = 0.0f;
+      const u16* krow = ks[8 * nj + gr];
+RAYO_UNROLL
+      for (int st = 0; st < kSteps; ++st) {
+        const u32 b[2] = {fa_word(krow + 16 * st + 2 * tq), fa_word(krow + 16 * st + 8 + 2 * tq)};
+        mma_16816(s[nj], qa[st], b);
+      }
+    }
+    // Causality: position k0 + 8 nj + 2 tq (+1) against each row's own.
+    float mx_lo = -INFINITY, mx_hi = -INFINITY;
+RAYO_UNROLL
+    for (int nj = 0; nj < FA_KEYS / 8; ++nj)
+RAYO_UNROLL
+      for (int i = 0; i < 4; ++i) {
+        const int j = k0 + 8 * nj + 2 * tq + (i & 1);
+        const bool hi = i >= 2;
+        if (j > (hi ? pos_hi : pos_lo)) s[nj][i] = -INFINITY;
+        if (hi)
+          mx_hi = fmaxf(mx_hi, s[nj][i]);
+        else
+          mx_lo = fmaxf(mx_lo, s[nj][i]);
+      }
+    // A row's 32 scores lie in the 4 lanes of its quad.
+RAYO_UNROLL
+    for (int o2 = 1; o2 < 4; o2 <<= 1) {
+      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(FULL_MASK, mx_lo, o2));
+      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(FULL_MASK, mx_hi, o2));
+    }
+    // 3. Online softmax. A row with nothing visible yet keeps m = -inf, l = 0.
+    const float new_lo = fmaxf(m_lo, mx_lo), new_hi = fmaxf(m_hi, mx_hi);
+    const float c_lo = new_lo == -INFINITY ? 1.0f : expf(m_lo - new_lo);
+    const float c_hi = new_hi == -INFINITY ? 1.0f : expf(m_hi - new_hi);
+    m_lo = new_lo;
+    m_hi = new_hi;
+    float sum_lo = 0.0f, sum_hi = 0.0f;
+RAYO_UNROLL
+    for (int nj = 0; nj < FA_KEYS / 8; ++nj)
+RAYO_UNROLL
+      for (int i = 0; i < 4; ++i) {
+        const bool hi = i >= 2;
+        const float m = hi ? m_hi : m_lo;
+        const float p = s[nj][i] == -INFINITY ? 0.0f : expf(s[nj][i] - m);
+        s[nj][i] = p;
+        if (hi)
+          sum_hi += p;
+        else
+          sum_lo += p;
+      }
+RAYO_UNROLL
+    for (int o2 = 1; o2 < 4; o2 <<= 1) {
+      sum_lo += __shfl_xor_sync(FULL_MASK, sum_lo, o2);
+      sum_hi += __shfl_xor_sync(FULL_MASK, sum_hi, o2);
+    }
+    l_lo = l_lo * c_lo + sum_lo;
+    l_hi = l_hi * c_hi + sum_hi;
+RAYO_UNROLL
+    for (int d = 0; d < kDimTiles; ++d) {
+      o[d][0] *= c_lo;
+      o[d][1] *= c_lo;
+      o[d][2] *= c_hi;
+      o[d][3] *= c_hi;
+    }
+    // P V: P's accumulators of position tiles 2kk, 2kk + 1 are the A fragment
+    // of step kk; V as the B fragments (B[k][n] = V[k][n], two rows a word).
+RAYO_UNROLL
+    for (int kk = 0; kk < FA_KEYS / 16; ++kk) {
+      const u32 pa[4] = {pack_half2(s[2 * kk][0], s[2 * kk][1]), pack_half2(s[2 * kk][2], s[2 * kk][3]),
+                         pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const int j0 = 16 * kk + 2 * tq;
+RAYO_UNROLL
+      for (int d = 0; d < kDimTiles; ++d) {
+        const int col = 8 * d + gr;
+        const u32 b[2] = {fa_pair(vs[j0][col], vs[j0 + 1][col]), fa_pair(vs[j0 + 8][col], vs[j0 + 9][col])};
+        mma_16816(o[d], pa, b);
+      }
+    }
+  }
+
+  // O / l for this warp's head: rows gr and gr + 8, columns 8d + 2tq, + 1.
+  const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f, inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
+  float* out_lo = out + static_cast<long long>(t0 + gr) * (N_HEAD * HEAD_DIM) + head * HEAD_DIM;
+  float* out_hi = out_lo + 8LL * (N_HEAD * HEAD_DIM);
+RAYO_UNROLL
+  for (int d = 0; d < kDimTiles; ++d) {
+    const int c = 8 * d + 2 * tq;
+    if (pos_lo >= 0) {
+      out_lo[c] = o[d][0] * inv_lo;
+      out_lo[c + 1] = o[d][1] * inv_lo;
+    }
+    if (pos_hi >= 0) {
+      out_hi[c] = o[d][2] * inv_hi;
+      out_hi[c + 1] = o[d][3] * inv_hi;
+    }
+  }
+  if (EMIT_Q8) {
+    // The twin of the group's columns of each row (HEAD_DIM % 32 == 0: a
+    // head's blocks of 32 are its own), read back after every warp wrote.
+    __syncthreads();
+    constexpr int kBlocks = GQA * HEAD_DIM / 32;
+    for (int task = warp; task < nt * kBlocks; task += GQA) {
+      const int t = task / kBlocks, b = task % kBlocks;
+      const TwinRow twin = twin_row<N_HEAD * HEAD_DIM>(out_q, out_ds, nullptr, t0 + t);
+      const float v = out[static_cast<long long>(t0 + t) * (N_HEAD * HEAD_DIM) + g * GQA * HEAD_DIM + 32 * b + lane];
+      emit_block32<false>(v, 0.0f, g * kBlocks + b, twin.q, twin.ds, nullptr);
+    }
+  }
+}
