@@ -46,6 +46,12 @@ __device__ __forceinline__ u32 fa_word(const u16* p) { return *reinterpret_cast<
 // Two halves from different rows as one word, lo first.
 __device__ __forceinline__ u32 fa_pair(u16 lo, u16 hi) { return static_cast<u32>(lo) | (static_cast<u32>(hi) << 16); }
 
+// The keys and values of FA_KEYS positions, aligned for 16-byte stores.
+struct alignas(16) FaTiles {
+  u16 k[FA_KEYS][FA_ROW];
+  u16 v[FA_KEYS][FA_ROW];
+};
+
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(FA_THREADS)
 attention_prefill(const float* q, const u16* k_cache, const u16* v_cache, float* out, i8* out_q, float2* out_ds,
                   const int* positions, const int* seq, const int* block_table, const int* max_blocks,
@@ -59,8 +65,9 @@ attention_prefill(const float* q, const u16* k_cache, const u16* v_cache, float*
   const int head = g * GQA + warp;
   const int* table = block_table + seq[t0] * *max_blocks;
 
-  __shared__ u16 ks[FA_KEYS][FA_ROW];
-  __shared__ u16 vs[FA_KEYS][FA_ROW];
+  __shared__ FaTiles tiles;
+  u16 (*ks)[FA_ROW] = tiles.k;
+  u16 (*vs)[FA_ROW] = tiles.v;
   __shared__ int last_pos;
 
   // This lane's tokens (fragment rows gr and gr + 8): their positions, -1 past the step.

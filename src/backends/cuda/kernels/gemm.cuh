@@ -36,7 +36,7 @@ __device__ __forceinline__ int gemm_swizzle(int row, int word) { return ((word >
 // [GEMM_TOKENS][GEMM_WORDS] as f16 pairs; after the K loop the weight tile holds
 // the sums, out[GEMM_TOKENS][GEMM_ROWS] floats, and the token tile the tokens'
 // 1/rms (norm).
-struct GemmShared {
+struct alignas(16) GemmShared {  // 16-byte stores into x
   u32 w[GEMM_ROWS][GEMM_WORDS];
   u32 x[GEMM_TOKENS][GEMM_WORDS];
   __device__ float (*out())[GEMM_ROWS] { return reinterpret_cast<float (*)[GEMM_ROWS]>(&w[0][0]); }
