@@ -55,6 +55,9 @@ run "$rayo" bench --kernels -r 5
 step "benchmark: the tensor-core GEMMs of steps of 16 to 2048 tokens, the Q4_K_M formats"
 run "$rayo" bench --kernels -r 3 --types q4_k,q6_k --tokens 16,64,512,2048
 
+step "benchmark: the GEMV/GEMM crossover (kGemmMinTokens is 16): both kernels at each token count"
+run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 2,4,8,12,16,24,32 --kernel-path both
+
 step "benchmarks: the issue's files on CUDA (first start on an empty kernel cache, then a cached start) and on the CPU"
 # rayo bench prints tg's fraction of the memory roofline (a device-to-device
 # copy measured in the same run), the kernel launches per decode step without

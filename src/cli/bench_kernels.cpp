@@ -5,22 +5,39 @@
 
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/kernel_bench.h"
+#include "backends/cuda/weight_layout.h"
 #include "common/error.h"
 #include "models/synth_model.h"
 
 namespace rayo::cli {
 
 void run_kernel_benchmark(const KernelBenchOptions& o) {
+  using Path = cuda::KernelBenchPath;
   if (o.reps < 1) fail("-r must be at least 1, got ", o.reps);
+  std::vector<Path> paths;
+  if (o.path == "auto")
+    paths = {Path::Auto};
+  else if (o.path == "gemv")
+    paths = {Path::Gemv};
+  else if (o.path == "gemm")
+    paths = {Path::Gemm};
+  else if (o.path == "both")
+    paths = {Path::Gemv, Path::Gemm};
+  else
+    fail("--kernel-path must be auto, gemv, gemm or both, got '", o.path, "'");
+  const bool gemm_only = o.path == "gemm";
   std::vector<TensorType> types;
   if (o.types.empty()) {
     types = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
              TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
              TensorType::F16,  TensorType::BF16, TensorType::F32};
+    if (gemm_only) std::erase_if(types, [](TensorType t) { return !cuda::has_gpu_layout(t); });
   } else {
     for (const auto& name : o.types) {
       const auto t = parse_tensor_type(name);
       if (!t) fail("unknown weight type '", name, "' (ggml names: q4_k, q6_k, f16, ...)");
+      if (gemm_only && !cuda::has_gpu_layout(*t))
+        fail("--kernel-path gemm: no tensor-core GEMM multiplies ", name, " weights");
       types.push_back(*t);
     }
   }
@@ -37,38 +54,54 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
                peak / 1e12);
   nlohmann::json out = nlohmann::json::array();
   if (!o.json) {
-    std::printf("| %-12s | %-12s | %6s | %15s | %6s | %10s | %12s | %9s | %8s | %9s |\n", "model", "matmul", "type",
-                "rows x cols", "tokens", "us/launch", "weights GB/s", "% of copy", "TFLOP/s", "% of peak");
-    std::printf("| %s | %s | ------ | --------------: | -----: | ---------: | -----------: | --------: | -------: | "
-                "--------: |\n", std::string(12, '-').c_str(), std::string(12, '-').c_str());
+    std::printf("| %-12s | %-12s | %6s | %15s | %6s | %6s | %10s | %12s | %9s | %8s | %9s | %7s |\n", "model", "matmul",
+                "type", "rows x cols", "tokens", "kernel", "us/launch", "weights GB/s", "% of copy", "TFLOP/s",
+                "% of peak", "vs gemv");
+    std::printf("| %s | %s | ------ | --------------: | -----: | ------ | ---------: | -----------: | --------: | "
+                "-------: | --------: | ------: |\n", std::string(12, '-').c_str(), std::string(12, '-').c_str());
   }
   for (size_t p = 0; p < presets.size(); ++p) {
     const auto& m = presets[p];
     const int64_t head_dim = m.effective_head_dim();
     for (int64_t tokens : o.tokens)
       for (TensorType t : types) {
-        for (const auto& c : cuda::decoder_bench_cases(m.n_embd, m.n_ff, int64_t{m.n_head} * head_dim,
-                                                       int64_t{m.n_head_kv} * head_dim, m.n_vocab, t, tokens)) {
+        for (auto c : cuda::decoder_bench_cases(m.n_embd, m.n_ff, int64_t{m.n_head} * head_dim,
+                                                int64_t{m.n_head_kv} * head_dim, m.n_vocab, t, tokens)) {
           if (c.cols % info(t).block_size != 0) continue;  // a shape the format cannot hold
-          const auto r = bench.run(c, o.reps);
-          const double gbs = static_cast<double>(r.weight_bytes) / r.seconds / 1e9;
-          const double tflops = r.flops / r.seconds / 1e12;
-          if (o.json) {
-            out.push_back({{"model", o.presets[p]}, {"matmul", c.name}, {"type", type_name(t)}, {"rows", c.rows},
-                           {"cols", c.cols}, {"tokens", tokens}, {"seconds_per_launch", r.seconds},
-                           {"weight_bytes", r.weight_bytes}, {"weights_gb_per_s", gbs}, {"copy_bandwidth", copy},
-                           {"fraction_of_copy", copy > 0 ? gbs * 1e9 / copy : 0.0}, {"tflop_per_s", tflops},
-                           {"dense_f16_peak", peak}, {"fraction_of_peak", peak > 0 ? tflops * 1e12 / peak : 0.0},
-                           {"weight_copies", r.copies}});
-          } else {
-            char shape[32];
-            std::snprintf(shape, sizeof shape, "%lld x %lld", static_cast<long long>(c.rows),
-                          static_cast<long long>(c.cols));
-            std::printf("| %-12s | %-12s | %6s | %15s | %6lld | %10.2f | %12.1f | %8.0f%% | %8.1f | %8.1f%% |\n",
-                        o.presets[p].c_str(), c.name.c_str(), std::string(type_name(t)).c_str(), shape,
-                        static_cast<long long>(tokens), r.seconds * 1e6, gbs, copy > 0 ? 100 * gbs * 1e9 / copy : 0.0,
-                        tflops, peak > 0 ? 100 * tflops * 1e12 / peak : 0.0);
-            std::fflush(stdout);
+          double gemv_seconds = 0;  // with --kernel-path both: the GEMV's time, for the GEMM's row
+          for (Path path : paths) {
+            if (path == Path::Gemm && !cuda::has_gpu_layout(t)) continue;  // float weights have GEMVs only
+            c.path = path;
+            const auto r = bench.run(c, o.reps);
+            const bool gemm = cuda::kernel_bench_on_tensor_cores(c);
+            const double gbs = static_cast<double>(r.weight_bytes) / r.seconds / 1e9;
+            const double tflops = r.flops / r.seconds / 1e12;
+            const double speedup = gemm && gemv_seconds > 0 ? gemv_seconds / r.seconds : 0.0;
+            if (!gemm) gemv_seconds = r.seconds;
+            if (o.json) {
+              nlohmann::json row = {{"model", o.presets[p]}, {"matmul", c.name}, {"type", type_name(t)},
+                                    {"rows", c.rows}, {"cols", c.cols}, {"tokens", tokens},
+                                    {"kernel", gemm ? "gemm" : "gemv"}, {"seconds_per_launch", r.seconds},
+                                    {"weight_bytes", r.weight_bytes}, {"weights_gb_per_s", gbs},
+                                    {"copy_bandwidth", copy}, {"fraction_of_copy", copy > 0 ? gbs * 1e9 / copy : 0.0},
+                                    {"tflop_per_s", tflops}, {"dense_f16_peak", peak},
+                                    {"fraction_of_peak", peak > 0 ? tflops * 1e12 / peak : 0.0},
+                                    {"weight_copies", r.copies}};
+              if (speedup > 0) row["speedup_over_gemv"] = speedup;
+              out.push_back(row);
+            } else {
+              char shape[32], vs[16] = "";
+              std::snprintf(shape, sizeof shape, "%lld x %lld", static_cast<long long>(c.rows),
+                            static_cast<long long>(c.cols));
+              if (speedup > 0) std::snprintf(vs, sizeof vs, "%.2fx", speedup);
+              std::printf("| %-12s | %-12s | %6s | %15s | %6lld | %6s | %10.2f | %12.1f | %8.0f%% | %8.1f | %8.1f%% | "
+                          "%7s |\n",
+                          o.presets[p].c_str(), c.name.c_str(), std::string(type_name(t)).c_str(), shape,
+                          static_cast<long long>(tokens), gemm ? "gemm" : "gemv", r.seconds * 1e6, gbs,
+                          copy > 0 ? 100 * gbs * 1e9 / copy : 0.0, tflops, peak > 0 ? 100 * tflops * 1e12 / peak : 0.0,
+                          vs);
+              std::fflush(stdout);
+            }
           }
         }
       }

@@ -348,6 +348,10 @@ void setup(CLI::App& root) {
                   "with --kernels: tokens per matmul, comma-separated (1: decode; from 16 on tensor cores)")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_option("--kernel-path", o->kernel.path,
+                  "with --kernels: auto (the kernels a step of that many tokens uses), gemv, gemm (tensor cores, "
+                  "quantized types) or both (each quantized case on both, with the GEMM's speed-up: the crossover)")
+      ->capture_default_str();
   cmd->callback([o] {
     if (o->kernels) {
       o->kernel.reps = o->reps;

@@ -436,8 +436,10 @@ TEST(ServerDisconnect, AClientThatLeavesAStreamFreesItsSequence) {
   std::string m;
   for (int i = 0; i < 200; ++i) {
     m = http_get(s.address(), "/metrics").body;
+    // The gauges follow a moment after the cancellation (the scheduler's thread).
     if (metric(m, "rayo_requests_finished_total") >= 1 ||
-        (metric(m, "rayo_requests_cancelled_total") >= 1 && metric(m, "rayo_kv_cache_blocks_used") == 0))
+        (metric(m, "rayo_requests_cancelled_total") >= 1 && metric(m, "rayo_kv_cache_blocks_used") == 0 &&
+         metric(m, "rayo_running_sequences") == 0))
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

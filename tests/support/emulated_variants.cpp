@@ -53,6 +53,15 @@ std::vector<cuda::KernelBenchCase> emulated_kernel_bench_cases() {
   // A step of 40 tokens: the GEMVs' token tiles for F16, tensor cores for Q4_K.
   for (TensorType t : {TensorType::Q4_K, TensorType::F16})
     for (auto& c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, t, 40)) cases.push_back(c);
+  // --kernel-path both: Q4_K's GEMVs at 40 tokens, its GEMMs at 1.
+  for (auto c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 40)) {
+    c.path = cuda::KernelBenchPath::Gemv;
+    cases.push_back(c);
+  }
+  for (auto c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 1)) {
+    c.path = cuda::KernelBenchPath::Gemm;
+    cases.push_back(c);
+  }
   return cases;
 }
 

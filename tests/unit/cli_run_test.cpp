@@ -119,6 +119,19 @@ TEST(CliBench, BatchDecodeCountsEverySequencesTokens) {
   EXPECT_NE(bad.output.find("-B takes batch sizes from 1 to 1024"), std::string::npos) << bad.output;
 }
 
+// --kernels' options are checked before a GPU is looked for, so these fail
+// alike with and without one.
+TEST(CliBench, KernelPathsAreCheckedWithOneLine) {
+  const auto path = test::run_command(rayo() + " bench --kernels --kernel-path fast");
+  EXPECT_NE(path.exit_code, 0);
+  EXPECT_NE(path.output.find("--kernel-path must be auto, gemv, gemm or both, got 'fast'"), std::string::npos)
+      << path.output;
+  const auto f16 = test::run_command(rayo() + " bench --kernels --kernel-path gemm --types q4_k,f16");
+  EXPECT_NE(f16.exit_code, 0);
+  EXPECT_NE(f16.output.find("--kernel-path gemm: no tensor-core GEMM multiplies f16 weights"), std::string::npos)
+      << f16.output;
+}
+
 TEST(CliRun, StopStringEndsGeneration) {
   RAYO_REQUIRE_SHARED();
   const auto r = test::run_command(

@@ -430,12 +430,17 @@ TEST_F(EmulatedGpu, ASampledDecodeStepDownloadsOnlyTheToken) {
 }
 
 // rayo bench --kernels on the emulated GPU: every kind of matmul of a step of 1
-// and of 40 tokens (GEMVs, tensor-core GEMMs), timed in a graph over copies of
-// the weights, reading each copy's bytes.
+// and of 40 tokens (GEMVs, tensor-core GEMMs, and each forced onto the other
+// for --kernel-path both), timed in a graph over copies of the weights,
+// reading each copy's bytes.
 TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
   KernelBench bench;
   for (const auto& c : test::emulated_kernel_bench_cases()) {
-    SCOPED_TRACE(cat(c.name, " ", type_name(c.type)));
+    SCOPED_TRACE(cat(c.name, " ", type_name(c.type), " tokens ", c.tokens, " path ", static_cast<int>(c.path)));
+    const bool gemm = c.path == KernelBenchPath::Gemm ||
+                      (c.path == KernelBenchPath::Auto && c.tokens >= kGemmMinTokens && c.type != TensorType::F16);
+    EXPECT_EQ(kernel_bench_on_tensor_cores(c), gemm);
+    EXPECT_EQ(kernel_bench_spec(c).file.substr(0, 4), gemm ? "gemm" : "gemv");
     const uint64_t launches = fake_->launches;
     const auto r = bench.run(c, 1, 3);
     const int matrices = c.kind == KernelBenchKind::GateUp ? 2 : 1;
@@ -445,6 +450,17 @@ TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
     EXPECT_EQ(r.copies, 3);
     EXPECT_EQ(fake_->launches - launches, static_cast<uint64_t>(r.copies)) << "one capture of a launch per copy";
     EXPECT_GT(r.seconds, 0.0);
+  }
+}
+
+// There is no tensor-core GEMM of float weights to force.
+TEST(CudaKernelBench, ForcingAGemmOfFloatWeightsIsAnError) {
+  KernelBenchCase c{"attn_q", KernelBenchKind::Gemv, TensorType::F16, 256, 256, 32, KernelBenchPath::Gemm};
+  try {
+    kernel_bench_on_tensor_cores(c);
+    FAIL() << "forced a GEMM of f16 weights";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no tensor-core GEMM multiplies F16 weights"), std::string::npos) << e.what();
   }
 }
 

@@ -19,7 +19,16 @@ size_t device_bytes(const KernelBenchCase& c) {
 
 }  // namespace
 
-static bool on_tensor_cores(const KernelBenchCase& c) { return c.tokens >= kGemmMinTokens && is_quantized(c.type); }
+bool kernel_bench_on_tensor_cores(const KernelBenchCase& c) {
+  switch (c.path) {
+    case KernelBenchPath::Gemv: return false;
+    case KernelBenchPath::Gemm:
+      if (!is_quantized(c.type)) fail("no tensor-core GEMM multiplies ", type_name(c.type), " weights");
+      return true;
+    case KernelBenchPath::Auto: break;
+  }
+  return c.tokens >= kGemmMinTokens && is_quantized(c.type);
+}
 
 KernelSpec kernel_bench_spec(const KernelBenchCase& c) {
   const bool q = is_quantized(c.type);
@@ -32,7 +41,7 @@ KernelSpec kernel_bench_spec(const KernelBenchCase& c) {
     case KernelBenchKind::GateUp: s = gemv_swiglu_spec(c.type, c.type, c.cols, c.rows, tt, kEps, Emit{q, false, false}); break;
     case KernelBenchKind::Logits: s = gemv_spec(c.type, c.cols, c.rows, tt, kEps, 0); break;
   }
-  return on_tensor_cores(c) ? tensor_core_variant(s) : s;
+  return kernel_bench_on_tensor_cores(c) ? tensor_core_variant(s) : s;
 }
 
 double KernelBench::dense_f16_peak() const {
@@ -109,10 +118,11 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
   // The backend's grids (cuda_backend.cpp): GEMVs (row blocks, token tiles),
   // GEMMs (token tiles, row tiles).
   unsigned gx, gy, threads;
-  if (on_tensor_cores(c)) {
-    gx = static_cast<unsigned>((c.tokens + 31) / 32);
-    gy = static_cast<unsigned>(gate_up ? (c.rows + 31) / 32 : (c.rows + 63) / 64);
-    threads = 128;
+  if (kernel_bench_on_tensor_cores(c)) {
+    const int64_t tile_rows = gate_up ? kGemmRows / 2 : kGemmRows;
+    gx = static_cast<unsigned>((c.tokens + kGemmTokens - 1) / kGemmTokens);
+    gy = static_cast<unsigned>((c.rows + tile_rows - 1) / tile_rows);
+    threads = static_cast<unsigned>(kGemmThreads);
   } else {
     gx = static_cast<unsigned>((c.rows + 31) / 32);
     gy = static_cast<unsigned>((c.tokens + gemv_token_tile(c.tokens) - 1) / gemv_token_tile(c.tokens));

@@ -28,14 +28,26 @@ enum class KernelBenchKind {
   Logits,        // y = W x on a normalised x: the output projection
 };
 
+// Which kernels multiply: as a step graph would (by the token count), or one
+// family whatever the count, to time both side by side (the crossover).
+enum class KernelBenchPath {
+  Auto,  // tensor-core GEMMs from kGemmMinTokens tokens (quantized weights), GEMVs below
+  Gemv,  // the GEMVs (their token tiles beyond one token)
+  Gemm,  // the tensor-core GEMMs (quantized weights only)
+};
+
 struct KernelBenchCase {
   std::string name;  // "ffn_down"
   KernelBenchKind kind = KernelBenchKind::Gemv;
   TensorType type = TensorType::Q4_K;
   int64_t rows = 0, cols = 0;  // of W (each of gate and up for GateUp)
-  int64_t tokens = 1;          // token rows multiplied at once (from kGemmMinTokens: on tensor cores)
+  int64_t tokens = 1;          // token rows multiplied at once
+  KernelBenchPath path = KernelBenchPath::Auto;
 };
 
+// Whether a case runs on the tensor-core GEMMs (a forced GEMM of float weights
+// is an error: there is none).
+bool kernel_bench_on_tensor_cores(const KernelBenchCase& c);
 // The kernel variant a case runs: the decode GEMVs (their token tiles for a few
 // tokens), the tensor-core GEMMs for many.
 KernelSpec kernel_bench_spec(const KernelBenchCase& c);
