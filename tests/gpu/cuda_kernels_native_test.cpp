@@ -159,5 +159,63 @@ TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
   }
 }
 
+// Prompt attention on tensor cores (attention_prefill.cu) at model shapes: a
+// chunk of 150 prompt tokens (positions 2850..2999: 10 tiles of 16, the last
+// partial) against a cached prefix of 2850, in a paged cache whose blocks run
+// backwards; llama3-8b's, qwen2.5-1.5b's and an 8-to-1 grouping. Against the
+// CPU backend's attention with the emulator test's budget
+// (cuda_emulated_ops_test.cpp: f16 rounding of the scaled query and of the
+// softmax weights).
+TEST(CudaKernelsNative, PrefillAttentionOnTensorCoresAtModelShapes) {
+  RAYO_REQUIRE_GPU();
+  Gpu gpu;
+  struct Case { int hd, nh, nkv; };
+  for (Case c : {Case{128, 32, 8}, Case{128, 12, 2}, Case{64, 32, 4}}) {
+    SCOPED_TRACE(cat("head_dim ", c.hd, " heads ", c.nh, "/", c.nkv));
+    const int64_t ctx = 3000, kvw = static_cast<int64_t>(c.nkv) * c.hd, qw = static_cast<int64_t>(c.nh) * c.hd;
+    const int group = c.nh / c.nkv;
+    const int64_t blocks = (ctx + 15) / 16;
+    cpu::KvCache cache;
+    cache.init(graph::KvCacheConfig{1, kvw, 16, blocks, ctx, graph::KvType::F16});
+    const auto kv = test::random_floats(2 * kvw * blocks * 16, 15);
+    for (int64_t r = 0; r < blocks * 16; ++r) cache.store(0, r, kv.data() + 2 * r * kvw, kv.data() + (2 * r + 1) * kvw);
+    std::vector<int> table;
+    for (int64_t b = 0; b < blocks; ++b) table.push_back(static_cast<int>(blocks - 1 - b));
+    std::vector<uint16_t> kh(blocks * 16 * kvw), vh(blocks * 16 * kvw);
+    std::memcpy(kh.data(), cache.key_row(0, 0), kh.size() * 2);
+    std::memcpy(vh.data(), cache.value_row(0, 0), vh.size() * 2);
+    const int rows = 150;
+    std::vector<int> positions(rows), seqs(rows, 0);
+    for (int t = 0; t < rows; ++t) positions[t] = static_cast<int>(ctx) - rows + t;
+    const auto q = test::random_floats(rows * qw, 16, 2.0f);
+    const auto spec = attention_prefill_spec(c.nh, c.nkv, c.hd, 16);
+    auto dq = gpu.put(q), dk = gpu.put(kh), dv = gpu.put(vh), dp = gpu.put(positions), dn = gpu.put(std::vector<int>{rows});
+    auto ds = gpu.put(seqs), dt = gpu.put(table), dmb = gpu.put(std::vector<int>{static_cast<int>(blocks)});
+    auto out = gpu.put(std::vector<float>(rows * qw, NAN));
+    gpu.run(spec, "attention_prefill", c.nkv, (rows + kFlashTokens - 1) / kFlashTokens, 1, 32 * group,
+            {dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), 0, 0, dp.ptr(), ds.ptr(), dt.ptr(), dmb.ptr(), dn.ptr()});
+    const auto y = gpu.get<float>(out, rows * qw);
+    std::vector<float> scores(ctx), ref(c.hd);
+    std::vector<int64_t> cache_rows(ctx);
+    for (int j = 0; j < ctx; ++j) cache_rows[j] = static_cast<int64_t>(table[j / 16]) * 16 + j % 16;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(c.hd));
+    for (int t = 0; t < rows; ++t)
+      for (int h = 0; h < c.nh; ++h) {
+        const float* qh = q.data() + t * qw + h * c.hd;
+        cpu::attention_head(cache, 0, h / group, c.hd, qh, positions[t], cache_rows.data(), scores.data(), ref.data());
+        double max_qk = 0;
+        for (int j = 0; j <= positions[t]; ++j) {
+          const uint16_t* kr = kh.data() + cache_rows[j] * kvw + (h / group) * c.hd;
+          double s = 0;
+          for (int i = 0; i < c.hd; ++i) s += std::abs(qh[i] * fp16_to_fp32(kr[i]));
+          max_qk = std::max(max_qk, s);
+        }
+        const double d = (1.0 / 2048 + (c.hd / 32.0 + 7) * test::kF32Eps) * max_qk * scale;
+        const double tol = 4 * d + 2.0 / 2048 + (2.0 * (positions[t] / 4.0 + 8) + 16) * test::kF32Eps;
+        for (int i = 0; i < c.hd; ++i) ASSERT_NEAR(y[t * qw + h * c.hd + i], ref[i], tol) << t << " " << h << " " << i;
+      }
+  }
+}
+
 }  // namespace
 }  // namespace rayo::cuda
