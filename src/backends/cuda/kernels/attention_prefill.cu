@@ -34,22 +34,20 @@
 #define KV_WIDTH (N_HEAD_KV * HEAD_DIM)
 #define FA_KEYS 32
 #define FA_THREADS (GQA * WARP)
-#define FA_PAD 8  // halves after each shared row, so that the fragment loads of 8 rows hit distinct banks
-#define FA_ROW (HEAD_DIM + FA_PAD)
+#define FA_PAD 4  // words after each shared row, so that the fragment loads of 8 rows hit distinct banks
+#define FA_ROW (HEAD_DIM / 2 + FA_PAD)  // words (two halves each) of a shared row
 
 static_assert(HEAD_DIM % 16 == 0 && HEAD_DIM <= 128, "head_dim: a multiple of 16, at most 128");
 static_assert(N_HEAD % N_HEAD_KV == 0 && GQA <= 8, "at most 8 query heads (warps) per kv head");
 static_assert(!EMIT_Q8 || HEAD_DIM % 32 == 0, "the twin's blocks of 32 must not straddle heads");
 
-// Two halves at p (4-byte aligned) as one word.
-__device__ __forceinline__ u32 fa_word(const u16* p) { return *reinterpret_cast<const u32*>(p); }
-// Two halves from different rows as one word, lo first.
-__device__ __forceinline__ u32 fa_pair(u16 lo, u16 hi) { return static_cast<u32>(lo) | (static_cast<u32>(hi) << 16); }
+// Half d of a shared row of words, as the low half of a word.
+__device__ __forceinline__ u32 fa_half(const u32* row, int d) { return (row[d >> 1] >> (16 * (d & 1))) & 0xFFFFu; }
 
 // The keys and values of FA_KEYS positions, aligned for 16-byte stores.
 struct alignas(16) FaTiles {
-  u16 k[FA_KEYS][FA_ROW];
-  u16 v[FA_KEYS][FA_ROW];
+  u32 k[FA_KEYS][FA_ROW];
+  u32 v[FA_KEYS][FA_ROW];
 };
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(FA_THREADS)
@@ -66,8 +64,8 @@ attention_prefill(const float* q, const u16* k_cache, const u16* v_cache, float*
   const int* table = block_table + seq[t0] * *max_blocks;
 
   __shared__ FaTiles tiles;
-  u16 (*ks)[FA_ROW] = tiles.k;
-  u16 (*vs)[FA_ROW] = tiles.v;
+  u32 (*ks)[FA_ROW] = tiles.k;
+  u32 (*vs)[FA_ROW] = tiles.v;
   __shared__ int last_pos;
 
   // This lane's tokens (fragment rows gr and gr + 8): their positions, -1 past the step.
@@ -117,8 +115,8 @@ RAYO_UNROLL
         kv = *reinterpret_cast<const uint4*>(k_cache + off);
         vv = *reinterpret_cast<const uint4*>(v_cache + off);
       }
-      *reinterpret_cast<uint4*>(&ks[j][8 * c]) = kv;
-      *reinterpret_cast<uint4*>(&vs[j][8 * c]) = vv;
+      *reinterpret_cast<uint4*>(&ks[j][4 * c]) = kv;
+      *reinterpret_cast<uint4*>(&vs[j][4 * c]) = vv;
     }
     __syncthreads();
 
@@ -128,10 +126,10 @@ RAYO_UNROLL
     for (int nj = 0; nj < FA_KEYS / 8; ++nj) {
 RAYO_UNROLL
       for (int i = 0; i < 4; ++i) s[nj][i] = 0.0f;
-      const u16* krow = ks[8 * nj + gr];
+      const u32* krow = ks[8 * nj + gr];
 RAYO_UNROLL
       for (int st = 0; st < kSteps; ++st) {
-        const u32 b[2] = {fa_word(krow + 16 * st + 2 * tq), fa_word(krow + 16 * st + 8 + 2 * tq)};
+        const u32 b[2] = {krow[8 * st + tq], krow[8 * st + 4 + tq]};
         mma_16816(s[nj], qa[st], b);
       }
     }
@@ -199,7 +197,8 @@ RAYO_UNROLL
 RAYO_UNROLL
       for (int d = 0; d < kDimTiles; ++d) {
         const int col = 8 * d + gr;
-        const u32 b[2] = {fa_pair(vs[j0][col], vs[j0 + 1][col]), fa_pair(vs[j0 + 8][col], vs[j0 + 9][col])};
+        const u32 b[2] = {fa_half(vs[j0], col) | (fa_half(vs[j0 + 1], col) << 16),
+                          fa_half(vs[j0 + 8], col) | (fa_half(vs[j0 + 9], col) << 16)};
         mma_16816(o[d], pa, b);
       }
     }
