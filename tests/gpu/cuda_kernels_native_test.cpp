@@ -96,6 +96,30 @@ TEST(CudaKernelsNative, GemmEveryQuantizedFormatAtLlamaWidth) {
   }
 }
 
+// A CPU KV cache of ctx positions of random keys and values in blocks of 16,
+// and one sequence over its blocks in reverse order (table), with copies of
+// its keys and values for the GPU.
+struct ReversedCache {
+  cpu::KvCache cache;
+  std::vector<int> table;
+  std::vector<uint16_t> keys, values;
+  int64_t blocks = 0;
+
+  ReversedCache(int64_t kv_width, int64_t ctx, uint32_t seed) : blocks((ctx + 15) / 16) {
+    cache.init(graph::KvCacheConfig{1, kv_width, 16, blocks, ctx, graph::KvType::F16});
+    const auto kv = test::random_floats(2 * kv_width * blocks * 16, seed);
+    for (int64_t r = 0; r < blocks * 16; ++r)
+      cache.store(0, r, kv.data() + 2 * r * kv_width, kv.data() + (2 * r + 1) * kv_width);
+    for (int64_t b = 0; b < blocks; ++b) table.push_back(static_cast<int>(blocks - 1 - b));
+    keys.resize(blocks * 16 * kv_width);
+    values.resize(blocks * 16 * kv_width);
+    std::memcpy(keys.data(), cache.key_row(0, 0), keys.size() * 2);
+    std::memcpy(values.data(), cache.value_row(0, 0), values.size() * 2);
+  }
+  // The cache row of the sequence's position j.
+  int64_t row(int j) const { return static_cast<int64_t>(table[j / 16]) * 16 + j % 16; }
+};
+
 TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
   RAYO_REQUIRE_GPU();
   Gpu gpu;
@@ -103,23 +127,14 @@ TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
   for (Case c : {Case{64, 8, 8}, Case{80, 8, 4}, Case{128, 32, 8}, Case{256, 8, 1}}) {
     SCOPED_TRACE(cat("head_dim ", c.hd, " heads ", c.nh, "/", c.nkv));
     const int64_t ctx = 3000, kvw = static_cast<int64_t>(c.nkv) * c.hd, qw = static_cast<int64_t>(c.nh) * c.hd;
-    // One sequence over the cache's blocks in reverse order.
-    const int64_t blocks = (ctx + 15) / 16;
-    cpu::KvCache cache;
-    cache.init(graph::KvCacheConfig{1, kvw, 16, blocks, ctx, graph::KvType::F16});
-    const auto kv = test::random_floats(2 * kvw * blocks * 16, 5);
-    for (int64_t r = 0; r < blocks * 16; ++r) cache.store(0, r, kv.data() + 2 * r * kvw, kv.data() + (2 * r + 1) * kvw);
-    std::vector<int> table;
-    for (int64_t b = 0; b < blocks; ++b) table.push_back(static_cast<int>(blocks - 1 - b));
+    const ReversedCache rc(kvw, ctx, 5);
+    const auto& [cache, table, kh, vh, blocks] = rc;
     const std::vector<int> seqs(5, 0);
     auto rows_of = [&](int pos) {
       std::vector<int64_t> r(pos + 1);
-      for (int j = 0; j <= pos; ++j) r[j] = static_cast<int64_t>(table[j / 16]) * 16 + j % 16;
+      for (int j = 0; j <= pos; ++j) r[j] = rc.row(j);
       return r;
     };
-    std::vector<uint16_t> kh(blocks * 16 * kvw), vh(blocks * 16 * kvw);
-    std::memcpy(kh.data(), cache.key_row(0, 0), kh.size() * 2);
-    std::memcpy(vh.data(), cache.value_row(0, 0), vh.size() * 2);
     const std::vector<int> positions = {2999, 0, 255, 256, 1234};
     const int rows = 5;
     const auto q = test::random_floats(rows * qw, 6, 2.0f);
@@ -174,16 +189,8 @@ TEST(CudaKernelsNative, PrefillAttentionOnTensorCoresAtModelShapes) {
     SCOPED_TRACE(cat("head_dim ", c.hd, " heads ", c.nh, "/", c.nkv));
     const int64_t ctx = 3000, kvw = static_cast<int64_t>(c.nkv) * c.hd, qw = static_cast<int64_t>(c.nh) * c.hd;
     const int group = c.nh / c.nkv;
-    const int64_t blocks = (ctx + 15) / 16;
-    cpu::KvCache cache;
-    cache.init(graph::KvCacheConfig{1, kvw, 16, blocks, ctx, graph::KvType::F16});
-    const auto kv = test::random_floats(2 * kvw * blocks * 16, 15);
-    for (int64_t r = 0; r < blocks * 16; ++r) cache.store(0, r, kv.data() + 2 * r * kvw, kv.data() + (2 * r + 1) * kvw);
-    std::vector<int> table;
-    for (int64_t b = 0; b < blocks; ++b) table.push_back(static_cast<int>(blocks - 1 - b));
-    std::vector<uint16_t> kh(blocks * 16 * kvw), vh(blocks * 16 * kvw);
-    std::memcpy(kh.data(), cache.key_row(0, 0), kh.size() * 2);
-    std::memcpy(vh.data(), cache.value_row(0, 0), vh.size() * 2);
+    const ReversedCache rc(kvw, ctx, 15);
+    const auto& [cache, table, kh, vh, blocks] = rc;
     const int rows = 150;
     std::vector<int> positions(rows), seqs(rows, 0);
     for (int t = 0; t < rows; ++t) positions[t] = static_cast<int>(ctx) - rows + t;
@@ -197,7 +204,7 @@ TEST(CudaKernelsNative, PrefillAttentionOnTensorCoresAtModelShapes) {
     const auto y = gpu.get<float>(out, rows * qw);
     std::vector<float> scores(ctx), ref(c.hd);
     std::vector<int64_t> cache_rows(ctx);
-    for (int j = 0; j < ctx; ++j) cache_rows[j] = static_cast<int64_t>(table[j / 16]) * 16 + j % 16;
+    for (int j = 0; j < ctx; ++j) cache_rows[j] = rc.row(j);
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.hd));
     for (int t = 0; t < rows; ++t)
       for (int h = 0; h < c.nh; ++h) {

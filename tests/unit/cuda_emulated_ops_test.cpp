@@ -59,6 +59,50 @@ struct PagedCache {
   const uint16_t* values() const { return static_cast<const uint16_t*>(cache.value_row(0, 0)); }
 };
 
+// Every row's output of an attention kernel against the CPU backend's
+// attention. Error budget: a score error d changes every softmax weight by a
+// factor within exp(+-2d), so the output (a convex combination of values
+// |v| <= 1) moves by at most 2d; both sides compute scores in float with at
+// most head_dim/32 + 7 rounded additions on a path (d below, doubled for the
+// two implementations); the weighted sums add one rounding per position of a
+// warp's share (positions / 4) plus the merges of warps and splits. Rows on
+// tensor cores (attention_prefill.cu) also round the scaled query to f16
+// (2^-11 of each product) and every softmax weight before it multiplies the
+// values (2^-11 of the output, once more for the sum l, which takes the
+// weights unrounded).
+template <typename OnTensorCores>
+void expect_attention_matches_the_cpu(const AttnCase& c, const PagedCache& pc, const std::vector<float>& q,
+                                      const std::vector<float>& out, const std::vector<int>& positions,
+                                      const std::vector<int>& seqs, int64_t splits, OnTensorCores on_tensor_cores) {
+  std::vector<float> scores(c.n_ctx), ref(c.head_dim);
+  const int group = c.n_head / c.n_head_kv;
+  const int64_t q_width = static_cast<int64_t>(c.n_head) * c.head_dim;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  for (int t = 0; t < static_cast<int>(positions.size()); ++t) {
+    const bool tc = on_tensor_cores(t);
+    const auto cache_rows = pc.rows(seqs[t], positions[t]);
+    for (int h = 0; h < c.n_head; ++h) {
+      const float* qh = q.data() + t * q_width + h * c.head_dim;
+      cpu::attention_head(pc.cache, 0, h / group, c.head_dim, qh, positions[t], cache_rows.data(), scores.data(),
+                          ref.data());
+      double max_qk = 0;
+      for (int j = 0; j <= positions[t]; ++j) {
+        const auto* kr = static_cast<const uint16_t*>(pc.cache.key_row(0, cache_rows[j])) + (h / group) * c.head_dim;
+        double s = 0;
+        for (int i = 0; i < c.head_dim; ++i) s += std::abs(qh[i] * fp16_to_fp32(kr[i]));
+        max_qk = std::max(max_qk, s);
+      }
+      const double q16 = tc ? 1.0 / 2048 : 0.0;
+      const double d = (q16 + (c.head_dim / 32.0 + 7) * kF32Eps) * max_qk * scale;
+      const double tol =
+          4 * d + (tc ? 2.0 / 2048 : 0.0) + (2.0 * (positions[t] / 4.0 + 8 + splits) + 16) * kF32Eps;
+      for (int i = 0; i < c.head_dim; ++i)
+        ASSERT_NEAR(out[t * q_width + h * c.head_dim + i], ref[i], tol)
+            << "row " << t << " (seq " << seqs[t] << ", pos " << positions[t] << ") head " << h << " dim " << i;
+    }
+  }
+}
+
 template <typename Attention>
 void check_attention(const AttnCase& c, Attention attention, uint32_t seed) {
   SCOPED_TRACE(cat("head_dim ", c.head_dim, " heads ", c.n_head, "/", c.n_head_kv, " chunk ", c.chunk, " ctx ",
@@ -94,35 +138,7 @@ void check_attention(const AttnCase& c, Attention attention, uint32_t seed) {
     for (int64_t i = 0; i < rows * q_width / 32; ++i) ASSERT_EQ(out_ds[i].x, ref.ds[i].x) << i;
   }
 
-  std::vector<float> scores(c.n_ctx), ref(c.head_dim);
-  const int group = c.n_head / c.n_head_kv;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  for (int t = 0; t < rows; ++t) {
-    const auto cache_rows = pc.rows(seqs[t], positions[t]);
-    for (int h = 0; h < c.n_head; ++h) {
-      const float* qh = q.data() + t * q_width + h * c.head_dim;
-      cpu::attention_head(pc.cache, 0, h / group, c.head_dim, qh, positions[t], cache_rows.data(), scores.data(),
-                          ref.data());
-      // Error budget: a score error d changes every softmax weight by a factor
-      // within exp(+-2d), so the output (a convex combination of values |v| <= 1)
-      // moves by at most 2d; both sides compute scores in float with at most
-      // head_dim/32 + 7 rounded additions on a path (d below, doubled for the two
-      // implementations); the weighted sums add one rounding per position of a
-      // warp's share (positions / 4) plus the merges of warps and splits.
-      double max_qk = 0;
-      for (int j = 0; j <= positions[t]; ++j) {
-        const auto* kr = static_cast<const uint16_t*>(pc.cache.key_row(0, cache_rows[j])) + (h / group) * c.head_dim;
-        double s = 0;
-        for (int i = 0; i < c.head_dim; ++i) s += std::abs(qh[i] * fp16_to_fp32(kr[i]));
-        max_qk = std::max(max_qk, s);
-      }
-      const double d = (c.head_dim / 32.0 + 7) * kF32Eps * max_qk * scale;
-      const double tol = 4 * d + (2.0 * (positions[t] / 4.0 + 8 + splits) + 16) * kF32Eps;
-      for (int i = 0; i < c.head_dim; ++i)
-        ASSERT_NEAR(out[t * q_width + h * c.head_dim + i], ref[i], tol)
-            << "row " << t << " (seq " << seqs[t] << ", pos " << positions[t] << ") head " << h << " dim " << i;
-    }
-  }
+  expect_attention_matches_the_cpu(c, pc, q, out, positions, seqs, splits, [](int) { return false; });
 }
 
 #define ATTN(NS)                                                                                               \
@@ -185,36 +201,7 @@ void check_prefill_attention(const AttnCase& c, Split split, Flash flash, uint32
     for (int64_t i = 0; i < rows * q_width; ++i) ASSERT_EQ(out_q[i], ref.q[i]) << i;
     for (int64_t i = 0; i < rows * q_width / 32; ++i) ASSERT_EQ(out_ds[i].x, ref.ds[i].x) << i;
   }
-  std::vector<float> scores(c.n_ctx), ref(c.head_dim);
-  const int group = c.n_head / c.n_head_kv;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  for (int t = 0; t < rows; ++t) {
-    const bool on_tensor_cores = t < 16 || t >= 32;
-    const auto cache_rows = pc.rows(seqs[t], positions[t]);
-    for (int h = 0; h < c.n_head; ++h) {
-      const float* qh = q.data() + t * q_width + h * c.head_dim;
-      cpu::attention_head(pc.cache, 0, h / group, c.head_dim, qh, positions[t], cache_rows.data(), scores.data(),
-                          ref.data());
-      double max_qk = 0;
-      for (int j = 0; j <= positions[t]; ++j) {
-        const auto* kr = static_cast<const uint16_t*>(pc.cache.key_row(0, cache_rows[j])) + (h / group) * c.head_dim;
-        double s = 0;
-        for (int i = 0; i < c.head_dim; ++i) s += std::abs(qh[i] * fp16_to_fp32(kr[i]));
-        max_qk = std::max(max_qk, s);
-      }
-      // As check_attention's budget; on tensor cores the scaled query is
-      // rounded to f16 (2^-11 of each product) and so is every softmax
-      // weight before it multiplies the values (|v| <= 1: 2^-11 of the
-      // output, once more for the sum l, which takes the weights unrounded).
-      const double q16 = on_tensor_cores ? 1.0 / 2048 : 0.0;
-      const double d = (q16 + (c.head_dim / 32.0 + 7) * kF32Eps) * max_qk * scale;
-      const double tol = 4 * d + (on_tensor_cores ? 2.0 / 2048 : 0.0) +
-                         (2.0 * (positions[t] / 4.0 + 8 + splits) + 16) * kF32Eps;
-      for (int i = 0; i < c.head_dim; ++i)
-        ASSERT_NEAR(out[t * q_width + h * c.head_dim + i], ref[i], tol)
-            << "row " << t << " (seq " << seqs[t] << ", pos " << positions[t] << ") head " << h << " dim " << i;
-    }
-  }
+  expect_attention_matches_the_cpu(c, pc, q, out, positions, seqs, splits, [](int t) { return t < 16 || t >= 32; });
 }
 
 #define FA_SPLIT(NS)                                                                                            \
