@@ -337,6 +337,16 @@ struct K64Unit {
   __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
     load_act_k64(xq, xds, u / 4, u % 4, a);
   }
+  // The scale and offset of unit j's two sub-blocks (value = d * q - n), from
+  // the block's head (d, dmin, packed scales and mins) (GEMMs).
+  __device__ static void sub_scales(const uint4& head, int j, float& d0, float& n0, float& d1, float& n1) {
+    int sc0, m0, sc1, m1;
+    k4_scale_min(head, 2 * j, &sc0, &m0);
+    k4_scale_min(head, 2 * j + 1, &sc1, &m1);
+    const float d = h2f(static_cast<u16>(head.x)), dmin = h2f(static_cast<u16>(head.x >> 16));
+    d0 = d * static_cast<float>(sc0), n0 = dmin * static_cast<float>(m0);
+    d1 = d * static_cast<float>(sc1), n1 = dmin * static_cast<float>(m1);
+  }
 };
 
 template <>
@@ -362,12 +372,8 @@ RAYO_UNROLL
     return k4_combine(w.head, w.j, s0, s1, a);
   }
   __device__ static void values(const Unit& w, float* v) {
-    int sc0, m0, sc1, m1;
-    k4_scale_min(w.head, 2 * w.j, &sc0, &m0);
-    k4_scale_min(w.head, 2 * w.j + 1, &sc1, &m1);
-    const float d = h2f(static_cast<u16>(w.head.x)), dmin = h2f(static_cast<u16>(w.head.x >> 16));
-    const float d0 = d * static_cast<float>(sc0), n0 = dmin * static_cast<float>(m0);
-    const float d1 = d * static_cast<float>(sc1), n1 = dmin * static_cast<float>(m1);
+    float d0, n0, d1, n1;
+    sub_scales(w.head, w.j, d0, n0, d1, n1);
 RAYO_UNROLL
     for (int l = 0; l < 32; ++l) {
       const int q = l < 16 ? byte_of(w.q0, l) : byte_of(w.q1, l - 16);
@@ -404,12 +410,8 @@ RAYO_UNROLL
     return k4_combine(w.head, w.j, s0, s1, a);
   }
   __device__ static void values(const Unit& w, float* v) {
-    int sc0, m0, sc1, m1;
-    k4_scale_min(w.head, 2 * w.j, &sc0, &m0);
-    k4_scale_min(w.head, 2 * w.j + 1, &sc1, &m1);
-    const float d = h2f(static_cast<u16>(w.head.x)), dmin = h2f(static_cast<u16>(w.head.x >> 16));
-    const float d0 = d * static_cast<float>(sc0), n0 = dmin * static_cast<float>(m0);
-    const float d1 = d * static_cast<float>(sc1), n1 = dmin * static_cast<float>(m1);
+    float d0, n0, d1, n1;
+    sub_scales(w.head, w.j, d0, n0, d1, n1);
 RAYO_UNROLL
     for (int l = 0; l < 32; ++l) {
       const int q = l < 16 ? byte_of(w.q0, l) : byte_of(w.q1, l - 16);
