@@ -50,7 +50,7 @@ struct alignas(16) FaTiles {
   u32 v[FA_KEYS][FA_ROW];
 };
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(FA_THREADS)
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(FA_THREADS, 1)  // every register a block may have: ptxas otherwise stops at 128
 attention_prefill(const float* q, const u16* k_cache, const u16* v_cache, float* out, i8* out_q, float2* out_ds,
                   const int* positions, const int* seq, const int* block_table, const int* max_blocks,
                   const int* n_rows) {
