@@ -58,6 +58,9 @@ run "$rayo" bench --kernels -r 3 --types q4_k,q6_k --tokens 16,64,512,2048
 step "benchmark: the GEMV/GEMM crossover (kGemmMinTokens is 16): both kernels at each token count"
 run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 2,4,8,12,16,24,32 --kernel-path both
 
+step "benchmark: the exact int8 GEMMs (--batch-invariant) beside the f16 ones and the GEMVs"
+run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 16,32,64,512 --kernel-path all
+
 step "benchmarks: the issue's files on CUDA (first start on an empty kernel cache, then a cached start) and on the CPU"
 # rayo bench prints tg's fraction of the memory roofline (a device-to-device
 # copy measured in the same run), the kernel launches per decode step without
@@ -87,7 +90,7 @@ for preset in llama3-8b qwen2.5-1.5b; do
   echo "-- $preset q4_k_m, rayo serve on the GPU ($clients clients, 32-token prompts, 64 tokens each; KV cache from 80% of the GPU)"
   run "$rayo" bench-serve -m "$files/$preset-q4_k_m.gguf" -N "$clients" -r 4 -n 64 -p 32 --passes 2 \
     --serve-args "--device cuda --parallel 32 -c 1024 --kv-fraction 0.8"
-  echo "-- the same with --batch-invariant (every step on the decode kernels): what invariance costs"
+  echo "-- the same with --batch-invariant (exact int8 GEMMs, decode-sized attention splits): what invariance costs"
   run "$rayo" bench-serve -m "$files/$preset-q4_k_m.gguf" -N "$clients" -r 4 -n 64 -p 32 --passes 2 \
     --serve-args "--device cuda --parallel 32 -c 1024 --kv-fraction 0.8 --batch-invariant"
 done

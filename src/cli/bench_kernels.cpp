@@ -21,11 +21,15 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
     paths = {Path::Gemv};
   else if (o.path == "gemm")
     paths = {Path::Gemm};
+  else if (o.path == "exact")
+    paths = {Path::Exact};
   else if (o.path == "both")
     paths = {Path::Gemv, Path::Gemm};
+  else if (o.path == "all")
+    paths = {Path::Gemv, Path::Gemm, Path::Exact};
   else
-    fail("--kernel-path must be auto, gemv, gemm or both, got '", o.path, "'");
-  const bool gemm_only = o.path == "gemm";
+    fail("--kernel-path must be auto, gemv, gemm, exact, both or all, got '", o.path, "'");
+  const bool gemm_only = o.path == "gemm" || o.path == "exact";
   std::vector<TensorType> types;
   if (o.types.empty()) {
     types = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
@@ -37,7 +41,7 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
       const auto t = parse_tensor_type(name);
       if (!t) fail("unknown weight type '", name, "' (ggml names: q4_k, q6_k, f16, ...)");
       if (gemm_only && !cuda::has_gpu_layout(*t))
-        fail("--kernel-path gemm: no tensor-core GEMM multiplies ", name, " weights");
+        fail("--kernel-path ", o.path, ": no tensor-core GEMM multiplies ", name, " weights");
       types.push_back(*t);
     }
   }
@@ -68,12 +72,13 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
         for (auto c : cuda::decoder_bench_cases(m.n_embd, m.n_ff, int64_t{m.n_head} * head_dim,
                                                 int64_t{m.n_head_kv} * head_dim, m.n_vocab, t, tokens)) {
           if (c.cols % info(t).block_size != 0) continue;  // a shape the format cannot hold
-          double gemv_seconds = 0;  // with --kernel-path both: the GEMV's time, for the GEMM's row
+          double gemv_seconds = 0;  // with --kernel-path both or all: the GEMV's time, for the GEMMs' rows
           for (Path path : paths) {
-            if (path == Path::Gemm && !cuda::has_gpu_layout(t)) continue;  // float weights have GEMVs only
+            if (path != Path::Gemv && path != Path::Auto && !cuda::has_gpu_layout(t)) continue;  // float: GEMVs only
             c.path = path;
             const auto r = bench.run(c, o.reps);
             const bool gemm = cuda::kernel_bench_on_tensor_cores(c);
+            const char* kernel = !gemm ? "gemv" : path == Path::Exact ? "exact" : "gemm";
             const double gbs = static_cast<double>(r.weight_bytes) / r.seconds / 1e9;
             const double tflops = r.flops / r.seconds / 1e12;
             const double speedup = gemm && gemv_seconds > 0 ? gemv_seconds / r.seconds : 0.0;
@@ -81,7 +86,7 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
             if (o.json) {
               nlohmann::json row = {{"model", o.presets[p]}, {"matmul", c.name}, {"type", type_name(t)},
                                     {"rows", c.rows}, {"cols", c.cols}, {"tokens", tokens},
-                                    {"kernel", gemm ? "gemm" : "gemv"}, {"seconds_per_launch", r.seconds},
+                                    {"kernel", kernel}, {"seconds_per_launch", r.seconds},
                                     {"weight_bytes", r.weight_bytes}, {"weights_gb_per_s", gbs},
                                     {"copy_bandwidth", copy}, {"fraction_of_copy", copy > 0 ? gbs * 1e9 / copy : 0.0},
                                     {"tflop_per_s", tflops}, {"dense_f16_peak", peak},
@@ -97,7 +102,7 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
               std::printf("| %-12s | %-12s | %6s | %15s | %6lld | %6s | %10.2f | %12.1f | %8.0f%% | %8.1f | %8.1f%% | "
                           "%7s |\n",
                           o.presets[p].c_str(), c.name.c_str(), std::string(type_name(t)).c_str(), shape,
-                          static_cast<long long>(tokens), gemm ? "gemm" : "gemv", r.seconds * 1e6, gbs,
+                          static_cast<long long>(tokens), kernel, r.seconds * 1e6, gbs,
                           copy > 0 ? 100 * gbs * 1e9 / copy : 0.0, tflops, peak > 0 ? 100 * tflops * 1e12 / peak : 0.0,
                           vs);
               std::fflush(stdout);

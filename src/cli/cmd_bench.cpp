@@ -349,8 +349,10 @@ void setup(CLI::App& root) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--kernel-path", o->kernel.path,
-                  "with --kernels: auto (the kernels a step of that many tokens uses), gemv, gemm (tensor cores, "
-                  "quantized types) or both (each quantized case on both, with the GEMM's speed-up: the crossover)")
+                  "with --kernels: auto (the kernels a step of that many tokens uses), gemv, gemm (f16 tensor cores, "
+                  "quantized types), exact (the int8 tensor-core GEMMs of serve --batch-invariant, quantized types), "
+                  "both (each quantized case on gemv and gemm, with the GEMM's speed-up: the crossover) or all "
+                  "(gemv, gemm and exact)")
       ->capture_default_str();
   cmd->callback([o] {
     if (o->kernels) {

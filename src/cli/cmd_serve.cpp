@@ -124,7 +124,8 @@ void setup(CLI::App& root) {
                 "evaluate every prompt in full (default: reuse the cached blocks of prompt prefixes seen before)");
   cmd->add_flag("--batch-invariant", o->batch_invariant,
                 "on the GPU, compute every sequence's rows alike whatever it is batched with, so that its tokens do "
-                "not depend on the other requests (slower prompts: no tensor cores); the CPU always does");
+                "not depend on the other requests (matmuls on exact int8 tensor-core GEMMs, attention as in decode "
+                "steps: slower long prompts); the CPU always does");
   cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every endpoint but /health");
   cmd->add_option("-a,--alias", o->alias, "model name in responses (default: the file name)");
   cmd->add_option("--max-body-bytes", o->max_body, "largest request body accepted")->capture_default_str();

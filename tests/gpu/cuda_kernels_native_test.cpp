@@ -96,6 +96,44 @@ TEST(CudaKernelsNative, GemmEveryQuantizedFormatAtLlamaWidth) {
   }
 }
 
+// The GEMV with token tiles of 1 and of 4, and the exact GEMM of
+// batch-invariant graphs, of every quantized format at llama3-8b's width with
+// a fused norm and a residual, 70 tokens: the same bits, which the emulator
+// cannot show for the GPU's own float rounding (--fmad=false).
+TEST(CudaKernelsNative, ExactGemmAndEveryTokenTileGiveTheSameBits) {
+  RAYO_REQUIRE_GPU();
+  Gpu gpu;
+  const int64_t K = 4096, M = 333, T = 70;
+  for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+                       TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+    SCOPED_TRACE(type_name(t));
+    const auto w = test::random_weights(t, M, K, 31 + static_cast<uint32_t>(t));
+    const auto x = test::random_floats(T * K, 97), nw = test::random_floats(K, 96), res = test::random_floats(T * M, 95);
+    const auto twin = test::q8_twin(x.data(), T, K, nw.data());
+    auto dw = gpu.put(test::gpu_matrix(t, w, M, K)), dx = gpu.put(x), dq = gpu.put(twin.q), dds = gpu.put(twin.ds),
+         dss = gpu.put(twin.ss), dnw = gpu.put(nw), dres = gpu.put(res),
+         dn = gpu.put(std::vector<int>{static_cast<int>(T)});
+    auto run = [&](int tt, bool exact) {
+      auto dy = gpu.put(std::vector<float>(T * M));
+      const KernelSpec gemv = gemv_spec(t, K, M, tt, 1e-5f, 1);
+      const std::vector<uint64_t> args = {dw.ptr(), dx.ptr(), dq.ptr(), dds.ptr(), dss.ptr(), dnw.ptr(), dy.ptr(),
+                                          dres.ptr(), 0, 0, 0, 0, dn.ptr()};
+      if (exact)
+        gpu.run(tensor_core_variant(gemv, true), "gemm", (T + kGemmTokens - 1) / kGemmTokens,
+                (M + kGemmRows - 1) / kGemmRows, 1, kGemmThreads, args);
+      else
+        gpu.run(gemv, "gemv", (M + 31) / 32, (T + tt - 1) / tt, 1, 256, args);
+      return gpu.get<float>(dy, T * M);
+    };
+    const auto one = run(1, false), four = run(4, false), exact = run(4, true);
+    for (int64_t i = 0; i < T * M; ++i) {
+      ASSERT_TRUE(std::isfinite(one[i])) << i;
+      ASSERT_EQ(0, std::memcmp(&one[i], &four[i], 4)) << "token tile 4, token " << i / M << " row " << i % M;
+      ASSERT_EQ(0, std::memcmp(&one[i], &exact[i], 4)) << "exact GEMM, token " << i / M << " row " << i % M;
+    }
+  }
+}
+
 // A CPU KV cache of ctx positions of random keys and values in blocks of 16,
 // and one sequence over its blocks in reverse order (table), with copies of
 // its keys and values for the GPU.

@@ -27,6 +27,7 @@ const std::vector<EmulatedModel>& emulated_models() {
       {"synth-llama-q4_k_m", 32, 32},   // prompt graphs: the matmuls on tensor cores
       {"synth-qwen2-q8_0", 32, 32},
       {"synth-qwen3-q4_k_m", 32, 32},
+      {"synth-llama-q4_k_m", 32, 32, true},  // --batch-invariant: the exact GEMMs
     };
     // And every shared model's decode graph (EmulatedGpu.EverySharedModel...).
     for (const auto& name : every_shared_model()) m.push_back({name, 1, 1});
@@ -62,6 +63,11 @@ std::vector<cuda::KernelBenchCase> emulated_kernel_bench_cases() {
     c.path = cuda::KernelBenchPath::Gemm;
     cases.push_back(c);
   }
+  // --kernel-path exact: Q4_K's exact GEMMs at 40 tokens.
+  for (auto c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 40)) {
+    c.path = cuda::KernelBenchPath::Exact;
+    cases.push_back(c);
+  }
   return cases;
 }
 
@@ -71,7 +77,7 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
   for (const auto& m : emulated_models()) {
     const auto file = gguf::File::open(shared_path("models/" + m.name + ".gguf").string());
     const auto spec = models::ModelSpec::from_gguf(file);
-    auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{m.max_tokens, m.max_outputs});
+    auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{m.max_tokens, m.max_outputs, m.batch_invariant});
     graph::run_passes(g, graph::decoder_fusion_passes());
     for (const auto& s : cuda::graph_kernel_specs(g, emulated_kv_shape()))
       if (seen.insert(s.key()).second) out.push_back(s);

@@ -18,6 +18,7 @@ struct EmulatedModel {
   std::string name;     // shared model file name without .gguf
   int64_t max_tokens;   // graph bucket
   int64_t max_outputs;
+  bool batch_invariant = false;
 };
 
 // Every model under shared/models, by name (empty without the shared data).

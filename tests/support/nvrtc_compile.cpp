@@ -20,8 +20,9 @@ std::vector<cuda::KernelSpec> model_kernel_specs(const std::filesystem::path& pa
   models::ModelSpec spec = models::ModelSpec::from_gguf(file);
   const auto& arch = models::find_architecture(spec.arch);
   std::vector<cuda::KernelSpec> out;
-  for (int64_t tokens : {1, 64}) {
-    graph::Graph g = arch.build(file, spec, graph::GraphConfig{tokens, 1});
+  // Decode, prompt and batch-invariant prompt graphs (exact GEMMs).
+  for (auto config : {graph::GraphConfig{1, 1}, graph::GraphConfig{64, 1}, graph::GraphConfig{64, 1, true}}) {
+    graph::Graph g = arch.build(file, spec, config);
     graph::run_passes(g, graph::decoder_fusion_passes());
     for (auto& s : cuda::graph_kernel_specs(g, cuda::KvShape{512, 16})) out.push_back(s);
   }

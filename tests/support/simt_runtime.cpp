@@ -283,6 +283,27 @@ void mma_f16_m16n8k16(float* c, const uint32_t* a, const uint32_t* b) {
   }
 }
 
+void mma_s8_m16n8k16(int32_t* c, const uint32_t* a, uint32_t b) {
+  // Every lane's fragments: a[2], b, c[4] (as bits).
+  uint32_t mine[7], all[kWarp * 7];
+  std::memcpy(mine, a, 8);
+  mine[2] = b;
+  std::memcpy(mine + 3, c, 16);
+  warp_allgather(mine, 7, all);
+  auto byte_at = [](uint32_t word, int i) { return static_cast<int32_t>(static_cast<int8_t>(word >> (8 * i))); };
+  // A[r][k]: lane (r % 8) * 4 + k / 4, register r >= 8, byte k % 4.
+  auto A = [&](int r, int k) { return byte_at(all[((r % 8) * 4 + k / 4) * 7 + (r >= 8)], k % 4); };
+  // B[k][n]: lane n * 4 + k / 4, byte k % 4.
+  auto B = [&](int k, int n) { return byte_at(all[(n * 4 + k / 4) * 7 + 2], k % 4); };
+  const int lane = lane_id(), g = lane / 4, t = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int r = g + (i >= 2 ? 8 : 0), n = 2 * t + (i & 1);
+    int32_t acc = 0;
+    for (int k = 0; k < 16; ++k) acc += A(r, k) * B(k, n);
+    c[i] += acc;
+  }
+}
+
 uint32_t warp_ballot(bool pred) {
   WarpState& w = my_warp();
   w.slots[lane_id()] = pred;

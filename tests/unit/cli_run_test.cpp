@@ -124,12 +124,16 @@ TEST(CliBench, BatchDecodeCountsEverySequencesTokens) {
 TEST(CliBench, KernelPathsAreCheckedWithOneLine) {
   const auto path = test::run_command(rayo() + " bench --kernels --kernel-path fast");
   EXPECT_NE(path.exit_code, 0);
-  EXPECT_NE(path.output.find("--kernel-path must be auto, gemv, gemm or both, got 'fast'"), std::string::npos)
+  EXPECT_NE(path.output.find("--kernel-path must be auto, gemv, gemm, exact, both or all, got 'fast'"), std::string::npos)
       << path.output;
   const auto f16 = test::run_command(rayo() + " bench --kernels --kernel-path gemm --types q4_k,f16");
   EXPECT_NE(f16.exit_code, 0);
   EXPECT_NE(f16.output.find("--kernel-path gemm: no tensor-core GEMM multiplies f16 weights"), std::string::npos)
       << f16.output;
+  const auto exact = test::run_command(rayo() + " bench --kernels --kernel-path exact --types bf16");
+  EXPECT_NE(exact.exit_code, 0);
+  EXPECT_NE(exact.output.find("--kernel-path exact: no tensor-core GEMM multiplies bf16 weights"), std::string::npos)
+      << exact.output;
 }
 
 TEST(CliRun, StopStringEndsGeneration) {

@@ -430,17 +430,20 @@ TEST_F(EmulatedGpu, ASampledDecodeStepDownloadsOnlyTheToken) {
 }
 
 // rayo bench --kernels on the emulated GPU: every kind of matmul of a step of 1
-// and of 40 tokens (GEMVs, tensor-core GEMMs, and each forced onto the other
-// for --kernel-path both), timed in a graph over copies of the weights,
-// reading each copy's bytes.
+// and of 40 tokens (GEMVs, tensor-core GEMMs, each forced onto the other for
+// --kernel-path both, and the exact GEMMs), timed in a graph over copies of
+// the weights, reading each copy's bytes.
 TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
   KernelBench bench;
   for (const auto& c : test::emulated_kernel_bench_cases()) {
     SCOPED_TRACE(cat(c.name, " ", type_name(c.type), " tokens ", c.tokens, " path ", static_cast<int>(c.path)));
-    const bool gemm = c.path == KernelBenchPath::Gemm ||
+    const bool exact = c.path == KernelBenchPath::Exact;
+    const bool gemm = c.path == KernelBenchPath::Gemm || exact ||
                       (c.path == KernelBenchPath::Auto && c.tokens >= kGemmMinTokens && c.type != TensorType::F16);
     EXPECT_EQ(kernel_bench_on_tensor_cores(c), gemm);
-    EXPECT_EQ(kernel_bench_spec(c).file.substr(0, 4), gemm ? "gemm" : "gemv");
+    const KernelSpec spec = kernel_bench_spec(c);
+    EXPECT_EQ(spec.file.substr(0, 4), gemm ? "gemm" : "gemv");
+    EXPECT_EQ(spec.key().find("GEMM_EXACT=1") != std::string::npos, exact) << spec.key();
     const uint64_t launches = fake_->launches;
     const auto r = bench.run(c, 1, 3);
     const int matrices = c.kind == KernelBenchKind::GateUp ? 2 : 1;
@@ -519,12 +522,25 @@ void expect_batch_invariant(const std::string& model_name, const runtime::Schedu
     r.ignore_eos = true;
     r.sampling.temperature = i % 2 ? 0.9f : 0.0f;
     r.sampling.seed = static_cast<uint32_t>(77 + i);
-    if (i + 1 == prompts.size()) r.logprobs = 2;
+    r.logprobs = i + 1 == prompts.size() ? 2 : 0;  // logprobs show the logits' last bits
     return r;
   };
+  // Each token's id, then its logprob's bits, then the alternatives' ids and bits.
   auto ids = [](const runtime::RequestStream::Update& u) {
     std::vector<int32_t> out;
-    for (const auto& t : u.tokens) out.push_back(t.id);
+    auto bits = [](float v) {
+      int32_t b;
+      std::memcpy(&b, &v, sizeof b);
+      return b;
+    };
+    for (const auto& t : u.tokens) {
+      out.push_back(t.id);
+      out.push_back(bits(t.logprob));
+      for (const auto& a : t.top) {
+        out.push_back(a.id);
+        out.push_back(bits(a.logprob));
+      }
+    }
     return out;
   };
   std::vector<std::vector<int32_t>> alone;
@@ -565,9 +581,10 @@ TEST_F(EmulatedGpu, SchedulerStepsOnTheGpuAreBatchInvariant) {
 }
 
 // With --batch-invariant, steps of 16 tokens or more (which would otherwise
-// multiply on tensor cores, rounding to f16) compute every row as decode
-// steps do: a quantized model whose prompts of 17 to 30 tokens are read in
-// chunks of 32 beside the others' decode rows.
+// multiply on f16 tensor cores and attend on them) compute every row as decode
+// steps do, their matmuls on the exact int8 GEMMs: a quantized model whose
+// prompts of 17 to 30 tokens are read in chunks of 32 beside the others'
+// decode rows.
 TEST_F(EmulatedGpu, BatchInvariantStepsOfManyTokens) {
   runtime::SchedulerOptions o;
   o.max_seqs = 4;
@@ -584,9 +601,10 @@ TEST_F(EmulatedGpu, BatchInvariantStepsOfManyTokens) {
   expect_batch_invariant("synth-llama-q4_k_m", o, prompts, 5);
 }
 
-// What --batch-invariant changes in a step graph of 32 tokens: no tensor-core
-// kernels, and attention split as in a decode step.
-TEST(CudaKernelSpecs, BatchInvariantGraphsKeepTheDecodeKernels) {
+// What --batch-invariant changes in a step graph of 32 tokens: exact GEMMs
+// instead of the f16 ones, no tensor-core attention, and attention split as in
+// a decode step.
+TEST(CudaKernelSpecs, BatchInvariantGraphsUseTheExactGemmsAndDecodeAttention) {
   RAYO_REQUIRE_SHARED();
   const auto file = gguf::File::open(test::shared_path("models/synth-llama-q4_k_m.gguf").string());
   const auto spec = models::ModelSpec::from_gguf(file);
@@ -596,18 +614,21 @@ TEST(CudaKernelSpecs, BatchInvariantGraphsKeepTheDecodeKernels) {
     std::set<std::string> files;
     for (const auto& s : cuda::graph_kernel_specs(g, cuda::KvShape{4096, 16})) {
       std::string key = s.file;
-      if (s.file == "attention.cu")
-        for (const auto& [name, value] : s.defines)
-          if (name == "CHUNK") key += " CHUNK=" + value;
+      for (const auto& [name, value] : s.defines)
+        if ((s.file == "attention.cu" && name == "CHUNK") || name == "GEMM_EXACT") key += " " + name + "=" + value;
       files.insert(key);
     }
     return files;
   };
   const auto fast = kernels(false), invariant = kernels(true);
-  for (const char* f : {"gemm.cu", "gemm_swiglu.cu", "gemm_qkv_rope_store.cu", "attention_prefill.cu"}) {
+  for (const std::string f : {"gemm.cu", "gemm_swiglu.cu", "gemm_qkv_rope_store.cu"}) {
     EXPECT_TRUE(fast.count(f)) << f;
-    EXPECT_FALSE(invariant.count(f)) << f;
+    EXPECT_FALSE(fast.count(f + " GEMM_EXACT=1")) << f;
+    EXPECT_FALSE(invariant.count(f)) << f << ": the f16 GEMM rounds its inputs";
+    EXPECT_TRUE(invariant.count(f + " GEMM_EXACT=1")) << f;
   }
+  EXPECT_TRUE(fast.count("attention_prefill.cu"));
+  EXPECT_FALSE(invariant.count("attention_prefill.cu"));
   const std::string decode_chunk = "attention.cu CHUNK=" + std::to_string(cuda::attention_chunk(4096, 1, 2));
   EXPECT_TRUE(invariant.count(decode_chunk)) << decode_chunk;
   EXPECT_FALSE(fast.count(decode_chunk)) << "a prompt graph splits its context in larger chunks";

@@ -23,6 +23,7 @@ bool kernel_bench_on_tensor_cores(const KernelBenchCase& c) {
   switch (c.path) {
     case KernelBenchPath::Gemv: return false;
     case KernelBenchPath::Gemm:
+    case KernelBenchPath::Exact:
       if (!is_quantized(c.type)) fail("no tensor-core GEMM multiplies ", type_name(c.type), " weights");
       return true;
     case KernelBenchPath::Auto: break;
@@ -41,7 +42,7 @@ KernelSpec kernel_bench_spec(const KernelBenchCase& c) {
     case KernelBenchKind::GateUp: s = gemv_swiglu_spec(c.type, c.type, c.cols, c.rows, tt, kEps, Emit{q, false, false}); break;
     case KernelBenchKind::Logits: s = gemv_spec(c.type, c.cols, c.rows, tt, kEps, 0); break;
   }
-  return kernel_bench_on_tensor_cores(c) ? tensor_core_variant(s) : s;
+  return kernel_bench_on_tensor_cores(c) ? tensor_core_variant(s, c.path == KernelBenchPath::Exact) : s;
 }
 
 double KernelBench::dense_f16_peak() const {

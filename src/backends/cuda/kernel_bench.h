@@ -33,7 +33,8 @@ enum class KernelBenchKind {
 enum class KernelBenchPath {
   Auto,  // tensor-core GEMMs from kGemmMinTokens tokens (quantized weights), GEMVs below
   Gemv,  // the GEMVs (their token tiles beyond one token)
-  Gemm,  // the tensor-core GEMMs (quantized weights only)
+  Gemm,   // the f16 tensor-core GEMMs (quantized weights only)
+  Exact,  // the exact int8 tensor-core GEMMs of batch-invariant graphs (quantized weights only)
 };
 
 struct KernelBenchCase {
@@ -45,11 +46,11 @@ struct KernelBenchCase {
   KernelBenchPath path = KernelBenchPath::Auto;
 };
 
-// Whether a case runs on the tensor-core GEMMs (a forced GEMM of float weights
-// is an error: there is none).
+// Whether a case runs on tensor-core GEMMs, f16 or exact (a forced GEMM of
+// float weights is an error: there is none).
 bool kernel_bench_on_tensor_cores(const KernelBenchCase& c);
 // The kernel variant a case runs: the decode GEMVs (their token tiles for a few
-// tokens), the tensor-core GEMMs for many.
+// tokens), the tensor-core GEMMs for many (the exact ones for Exact).
 KernelSpec kernel_bench_spec(const KernelBenchCase& c);
 
 // The matmuls of a step of `tokens` tokens of a model with these shapes, in one format.

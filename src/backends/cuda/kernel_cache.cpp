@@ -52,6 +52,7 @@ NvrtcResult compile_kernel(const KernelSpec& spec, const std::string& arch) {
       headers.push_back({std::string(s.file_name), s.source});
   std::vector<std::string> options = {"--gpu-architecture=" + arch, "--std=c++17", "-Xptxas=-v"};
   for (const auto& [name, value] : spec.defines) options.push_back("-D" + name + "=" + value);
+  if (spec.no_fma) options.push_back("--fmad=false");
   try {
     return Nvrtc::get().compile(spec.file, source_of(spec.file).source, headers, options);
   } catch (const Error& e) {

@@ -17,18 +17,41 @@ using graph::Op;
 std::string KernelSpec::key() const {
   std::string k = file;
   for (const auto& [name, value] : defines) k += cat(" ", name, "=", value);
+  if (no_fma) k += " --fmad=false";
   return k;
 }
 
 int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
 
-bool uses_gemm(const graph::Graph& g, const Node& n) {
-  return !g.config().batch_invariant && n.in[0] >= 0 && g.max_rows(g.values()[n.in[0]]) >= kGemmMinTokens &&
-         reads_q8(g, n);
+// The shape of a quantized format's units as the GEMVs read them
+// (weight_formats.cuh): formats of one shape read the same activations.
+static int unit_shape(TensorType t) {
+  switch (t) {
+    case TensorType::Q4_K:
+    case TensorType::Q5_K: return 1;
+    case TensorType::Q6_K: return 2;
+    case TensorType::Q2_K:
+    case TensorType::Q3_K: return 3;
+    default: return 0;  // the 32-value formats: one block
+  }
 }
 
-KernelSpec tensor_core_variant(const KernelSpec& s) {
+bool exact_gemm_fits(const graph::Graph& g, const Node& n) {
+  if (!reads_q8(g, n)) return false;
+  const auto& w = g.weights();
+  if (n.op == Op::GateUpSwiGLU) return unit_shape(w[n.weight].type) == unit_shape(w[n.aux[1]].type);
+  if (n.op == Op::QkvRopeStore) return n.head_dim % 64 == 0;
+  return true;
+}
+
+bool uses_gemm(const graph::Graph& g, const Node& n) {
+  if (n.in[0] < 0 || g.max_rows(g.values()[n.in[0]]) < kGemmMinTokens || !reads_q8(g, n)) return false;
+  return !g.config().batch_invariant || exact_gemm_fits(g, n);
+}
+
+KernelSpec tensor_core_variant(const KernelSpec& s, bool exact) {
   KernelSpec t = s;
+  if (exact) t.defines.push_back({"GEMM_EXACT", "1"});
   if (s.file == "gemv.cu")
     t.file = "gemm.cu", t.entries = {"gemm"};
   else if (s.file == "gemv_swiglu.cu")
@@ -84,6 +107,7 @@ KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float nor
                {"NORM", norm_eps >= 0 ? "1" : "0"}, {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)},
                {"EPI", num(epilogue)}};
   add_emit(s, emit);
+  s.no_fma = true;
   return s;
 }
 
@@ -95,6 +119,7 @@ KernelSpec gemv_swiglu_spec(TensorType gate, TensorType up, int64_t cols, int64_
                {"TT", num(tt)}, {"NORM", norm_eps >= 0 ? "1" : "0"},
                {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)}, {"EMIT_Q8", emit.q8 ? "1" : "0"},
                {"EMIT_SS", emit.ss ? "1" : "0"}};
+  s.no_fma = true;
   return s;
 }
 
@@ -116,6 +141,7 @@ KernelSpec qkv_rope_store_spec(const QkvShape& q, int tt) {
   s.defines.push_back({"EPS", float_literal(q.norm_eps >= 0 ? q.norm_eps : 0.0f)});
   s.defines.push_back({"TT", num(tt)});
   s.defines.push_back({"BLOCK_SIZE", num(q.block_size)});
+  s.no_fma = true;
   return s;
 }
 
@@ -221,7 +247,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
   const float norm_eps = n.aux[0] >= 0 ? n.eps : -1.0f;
   const Emit emit = emit_of(plan, index);
   const bool gemm = uses_gemm(g, n);
-  auto matmul = [&](KernelSpec s) { return gemm ? tensor_core_variant(s) : s; };
+  auto matmul = [&](KernelSpec s) { return gemm ? tensor_core_variant(s, g.config().batch_invariant) : s; };
   std::vector<KernelSpec> specs;
   for (int t : plan.quantize_before[static_cast<size_t>(index)]) {
     const Twin& tw = plan.twins[static_cast<size_t>(t)];
@@ -339,15 +365,19 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
     out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, Emit{}));  // the last layer's
     if (s.ffn_down == s.ffn) break;
   }
-  // A prompt graph's matmuls on tensor cores (its token tile macro is 4).
+  // A prompt graph's matmuls on tensor cores (its token tile macro is 4), and
+  // a batch-invariant graph's exact ones.
   const size_t decode_specs = out.size();
   for (size_t i = 0; i < decode_specs; ++i) {
     const auto& f = out[i].file;
     if (f != "gemv.cu" && f != "gemv_swiglu.cu" && f != "qkv_rope_store.cu") continue;
-    KernelSpec t = tensor_core_variant(out[i]);
-    for (auto& [name, value] : t.defines)
-      if (name == "TT") value = "4";
-    out.push_back(t);
+    for (bool exact : {false, true}) {
+      if (exact && f == "qkv_rope_store.cu" && s.head_dim % 64 != 0) continue;
+      KernelSpec t = tensor_core_variant(out[i], exact);
+      for (auto& [name, value] : t.defines)
+        if (name == "TT") value = "4";
+      out.push_back(t);
+    }
   }
   out.push_back(elementwise_spec(s.n_embd, normed));  // select_rows
   out.push_back(gemv_spec(s.output, s.n_embd, s.n_vocab, 1, s.eps, 0));

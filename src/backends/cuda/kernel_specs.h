@@ -17,6 +17,10 @@ struct KernelSpec {
   std::string file;                 // "gemv.cu"
   std::vector<std::string> entries; // the kernels of the file the caller launches
   std::vector<std::pair<std::string, std::string>> defines;  // in order
+  // Compiled with --fmad=false: no a * b + c contracted into an FMA, so that
+  // every variant of the matmul family (GEMV token tiles, the exact GEMM)
+  // rounds its float sums as written, the same way.
+  bool no_fma = false;
   // Stable text naming the variant: "gemv.cu WTYPE=12 COLS=4096 ...".
   std::string key() const;
 };
@@ -34,13 +38,18 @@ constexpr int64_t kGemmMinTokens = 16;
 // rows)), where gemm.cu's tile rows are kGemmRows, gemm_swiglu.cu's kGemmRows / 2
 // of each matrix and gemm_qkv_rope_store.cu's kGemmRows / 2 rotation pairs.
 constexpr int64_t kGemmTokens = 32, kGemmRows = 64, kGemmThreads = 128;
-// Whether matmul node n of g runs as a tensor-core GEMM (never in a
-// batch-invariant graph: the GEMM rounds its inputs to f16, the GEMV does not).
+// Whether matmul node n of g runs as a tensor-core GEMM. In a batch-invariant
+// graph only as the exact GEMM (gemm.cuh, GEMM_EXACT: the GEMV's bits), and
+// only where its tiles can be exact (exact_gemm_fits); otherwise the GEMVs.
 bool uses_gemm(const graph::Graph& g, const graph::Node& n);
+// Whether the exact GEMM can multiply node n: its tiles must not mix unit
+// shapes (gate and up of one shape; q, k and v tiles of one matrix each,
+// which head sizes that are multiples of 64 give).
+bool exact_gemm_fits(const graph::Graph& g, const graph::Node& n);
 // The tensor-core twin of a GEMV-family variant: the same macros, gemm.cu for
 // gemv.cu, gemm_swiglu.cu for gemv_swiglu.cu, gemm_qkv_rope_store.cu for
-// qkv_rope_store.cu.
-KernelSpec tensor_core_variant(const KernelSpec& gemv_family);
+// qkv_rope_store.cu; `exact` adds GEMM_EXACT=1 (int8, in the GEMV's order).
+KernelSpec tensor_core_variant(const KernelSpec& gemv_family, bool exact = false);
 
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
 // tokens) use small chunks, so that a long context spreads over many blocks

@@ -55,6 +55,8 @@ void warp_allgather(const uint32_t* mine, int n, uint32_t* all);
 // fragments): every lane's c += its part of A * B, the products summed in k
 // order in float.
 void mma_f16_m16n8k16(float* c, const uint32_t* a, const uint32_t* b);
+// mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32: c += A (16 x 16 int8) * B (16 x 8 int8).
+void mma_s8_m16n8k16(int32_t* c, const uint32_t* a, uint32_t b);
 // The ballot of `pred` over the warp (bit l = lane l's predicate).
 uint32_t warp_ballot(bool pred);
 int lane_id();
@@ -172,6 +174,7 @@ inline T __ldcg(const T* p) {
   return *p;
 }
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
 template <typename T>
 inline T __ldg(const T* p) {
   return *p;

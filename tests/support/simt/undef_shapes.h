@@ -48,6 +48,7 @@
 #undef TPP2
 #undef PPP
 #undef SWIGLU_ROWS
+#undef GEMM_EXACT
 #undef TILE_PAIRS
 #undef N_VOCAB
 #undef K_MAX

@@ -6,6 +6,7 @@
 // a row tile are adjacent, so their weights are read from L2 after the first.
 // Block GEMM_THREADS.
 #include "gemm.cuh"
+#include "gemm_namespace.cuh"
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMM_THREADS)
 gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w, float* y,
@@ -21,10 +22,10 @@ gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* 
     for (int task = threadIdx.x; task < GEMM_ROWS * kPer; task += GEMM_THREADS) {
       const int r = task / kPer;
       const long long row = row0 + r < ROWS ? row0 + r : ROWS - 1;  // rows past the matrix: read, not written
-      gemm_stage_unit<WTYPE, ROWS, COLS>(w, row, kc, task % kPer, sh.w, r);
+      gemm_stage_unit<WTYPE, ROWS, COLS>(w, row, kc, task % kPer, sh, r);
     }
   };
-  gemm_tile<COLS, NORM != 0>(stage, xq + static_cast<long long>(t0) * COLS,
+  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE>(stage, xq + static_cast<long long>(t0) * COLS,
                              xds + static_cast<long long>(t0) * (COLS / 32),
                              offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
   float (*out)[GEMM_ROWS] = sh.out();

@@ -8,6 +8,7 @@
 // memory: gemm.cuh.
 // Grid: (ceil(max_rows / GEMM_TOKENS), ceil(QKV_PAIRS / 32)); block GEMM_THREADS.
 #include "gemm.cuh"
+#include "gemm_namespace.cuh"
 
 #define Q_PAIRS (N_HEAD * HEAD_DIM / 2)
 #define KV_PAIRS (N_HEAD_KV * HEAD_DIM / 2)
@@ -54,19 +55,32 @@ gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, c
       const long long row = srow % 2 ? qp.r1 : qp.r0;
       if (qp.which == 0) {
         if (uc < gemm_units_per_chunk<QTYPE>())
-          gemm_stage_unit<QTYPE, N_HEAD * HEAD_DIM, COLS>(wq, row, kc, uc, sh.w, srow);
+          gemm_stage_unit<QTYPE, N_HEAD * HEAD_DIM, COLS>(wq, row, kc, uc, sh, srow);
       } else if (qp.which == 1) {
         if (uc < gemm_units_per_chunk<KTYPE>())
-          gemm_stage_unit<KTYPE, N_HEAD_KV * HEAD_DIM, COLS>(wk, row, kc, uc, sh.w, srow);
+          gemm_stage_unit<KTYPE, N_HEAD_KV * HEAD_DIM, COLS>(wk, row, kc, uc, sh, srow);
       } else {
         if (uc < gemm_units_per_chunk<VTYPE>())
-          gemm_stage_unit<VTYPE, N_HEAD_KV * HEAD_DIM, COLS>(wv, row, kc, uc, sh.w, srow);
+          gemm_stage_unit<VTYPE, N_HEAD_KV * HEAD_DIM, COLS>(wv, row, kc, uc, sh, srow);
       }
     }
   };
-  gemm_tile<COLS, NORM != 0>(stage, xq + static_cast<long long>(t0) * COLS,
-                             xds + static_cast<long long>(t0) * (COLS / 32),
-                             offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
+  const i8* tq = xq + static_cast<long long>(t0) * COLS;
+  const float2* tds = xds + static_cast<long long>(t0) * (COLS / 32);
+  const float* tss = offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32));
+#if GEMM_EXACT
+  // Each tile holds pairs of one matrix (the host checks HEAD_DIM % 64 == 0),
+  // whose format decides how the tokens are staged.
+  const int which = qkv_pair(pair0).which;
+  if (which == 0)
+    gemm_tile<COLS, NORM != 0, QTYPE, QTYPE>(stage, tq, tds, tss, EPS, nt, sh);
+  else if (which == 1)
+    gemm_tile<COLS, NORM != 0, KTYPE, KTYPE>(stage, tq, tds, tss, EPS, nt, sh);
+  else
+    gemm_tile<COLS, NORM != 0, VTYPE, VTYPE>(stage, tq, tds, tss, EPS, nt, sh);
+#else
+  gemm_tile<COLS, NORM != 0, QTYPE, QTYPE>(stage, tq, tds, tss, EPS, nt, sh);
+#endif
   float (*out)[GEMM_ROWS] = sh.out();
   for (int task = threadIdx.x; task < GEMM_TOKENS * TILE_PAIRS; task += GEMM_THREADS) {
     const int t = task / TILE_PAIRS, pl = task % TILE_PAIRS, p = pair0 + pl;

@@ -5,6 +5,7 @@
 // gate, 32..63 up). Work split and shared memory: gemm.cuh.
 // Grid: (ceil(max_rows / GEMM_TOKENS), ceil(ROWS / 32)); block GEMM_THREADS.
 #include "gemm.cuh"
+#include "gemm_namespace.cuh"
 
 #define SWIGLU_ROWS (GEMM_ROWS / 2)
 
@@ -25,12 +26,12 @@ gemm_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const floa
       const int r = local / per;
       const long long row = row0 + r < ROWS ? row0 + r : ROWS - 1;
       if (gate)
-        gemm_stage_unit<WTYPE, ROWS, COLS>(wg, row, kc, local % per, sh.w, r);
+        gemm_stage_unit<WTYPE, ROWS, COLS>(wg, row, kc, local % per, sh, r);
       else
-        gemm_stage_unit<WTYPE2, ROWS, COLS>(wu, row, kc, local % per, sh.w, SWIGLU_ROWS + r);
+        gemm_stage_unit<WTYPE2, ROWS, COLS>(wu, row, kc, local % per, sh, SWIGLU_ROWS + r);
     }
   };
-  gemm_tile<COLS, NORM != 0>(stage, xq + static_cast<long long>(t0) * COLS,
+  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE2>(stage, xq + static_cast<long long>(t0) * COLS,
                              xds + static_cast<long long>(t0) * (COLS / 32),
                              offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
   float (*out)[GEMM_ROWS] = sh.out();

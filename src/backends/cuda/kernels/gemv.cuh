@@ -75,7 +75,7 @@ RAYO_UNROLL
         Act a;
         F::load_act(xq + static_cast<long long>(t) * K, xds + static_cast<long long>(t) * (K / 32), u, a);
 RAYO_UNROLL
-        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc[r][t] += F::dot(wu[r], a);
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc[r][t] += unit_dot<FMT>(wu[r], a);
       }
     }
   }
@@ -112,10 +112,10 @@ RAYO_UNROLL
         Act a;
         A::load_act(q, ds, u, a);
 RAYO_UNROLL
-        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc1[r][t] += A::dot(wa[r], a);
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc1[r][t] += unit_dot<F1>(wa[r], a);
         if constexpr (F1 != F2) B::load_act(q, ds, u, a);
 RAYO_UNROLL
-        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc2[r][t] += B::dot(wb[r], a);
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc2[r][t] += unit_dot<F2>(wb[r], a);
       }
     }
   }

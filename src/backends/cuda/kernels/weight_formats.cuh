@@ -6,7 +6,7 @@
 // The unit of work is a `unit` of 32 or 64 consecutive-or-interleaved values of
 // a row: what one lane decodes per step. Gpu<FMT>::load reads a unit of a row
 // with 16-byte streaming loads, load_act reads the matching activations of one
-// token, dot multiplies them. Units of the 256-value formats are:
+// token, unit_dot multiplies them. Units of the 256-value formats are:
 //   Q4_K, Q5_K  j = 0..3: values 64j .. 64j+63 (nibbles qs[32j .. 32j+31], low then high)
 //   Q6_K        (h, a):   values 128h+32a+[0,32) (low nibbles of ql[64h+32a..]) and
 //                         128h+64+32a+[0,32) (their high nibbles); qh[32h..32h+31] bits
@@ -15,6 +15,15 @@
 // and of the 32-value formats one block. Each dot equals the reference
 // dequantizer's values times the dequantized activations, summed (in integer
 // per sub-block, then in float).
+//
+// A dot product has two parts, which the int8 tensor-core GEMMs (gemm.cuh,
+// GEMM_EXACT) share with the GEMVs so that both give the same bits:
+//   - integer: Gpu<FMT>::ints gives the unit's weights as int8 lanes in the
+//     order of its activations (Act::q), and the sums of their products are
+//     taken per segment of 16 values (4 ints), exactly, by DP4A or by MMA;
+//   - float: Gpu<FMT>::combine turns the segment sums (and, for kXSums formats,
+//     the segments' sums of activations) into the result, from the unit's
+//     scales (Gpu<FMT>::Meta) and the activations' (d, s) pairs.
 #pragma once
 #include "q8_act.cuh"
 
@@ -112,22 +121,21 @@ __device__ __forceinline__ void load_act32(const i8* xq, const float2* xds, int 
   a.ds[0] = __ldg(xds + u);
 }
 
-// Sum of dp4a of the low nibbles of w[0..3] with q[0..3] and the high nibbles with q[4..7].
-__device__ __forceinline__ int dot_nibbles16(const uint4& w, const int* q) {
-  int s = 0;
+// A block's 32 nibbles as int8 lanes: the low nibbles of w (values 0..15),
+// then the high ones (16..31).
+__device__ __forceinline__ void nibble_ints(const uint4& w, int* q) {
 RAYO_UNROLL
   for (int i = 0; i < 4; ++i) {
-    const u32 v = word(w, i);
-    s = __dp4a(static_cast<int>(v & 0x0F0F0F0Fu), q[i], s);
-    s = __dp4a(static_cast<int>((v >> 4) & 0x0F0F0F0Fu), q[4 + i], s);
+    q[i] = static_cast<int>(word(w, i) & 0x0F0F0F0Fu);
+    q[4 + i] = static_cast<int>((word(w, i) >> 4) & 0x0F0F0F0Fu);
   }
-  return s;
 }
 
 // What the 32-value formats share: a unit is one block of the row, its
 // values contiguous.
 struct Block32Unit {
   static constexpr int kUnit = 32, kBlock = 32;
+  static constexpr bool kXSums = false;
   // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
   __device__ static int offset(int uc, int i) { return 32 * uc + i; }
   __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
@@ -145,10 +153,15 @@ struct Gpu<FMT_Q4_0> : Block32Unit {
     const long long b = row * nb + u;
     return Unit{ld_stream16(w + b * 16), ld_stream2(w + PlaneOffsets<R * nb, 16, 2, 0>::p1 + b * 2)};
   }
+  struct Meta {
+    u16 d;
+  };
+  __device__ static Meta meta(const Unit& w) { return Meta{w.d}; }
+  __device__ static void ints(const Unit& w, int* q) { nibble_ints(w.qs, q); }
   // sum (q - 8) d * x: d (dx * sum q qx - 8 * dx * sum qx)
-  __device__ static float dot(const Unit& w, const Act& a) {
-    const int s = dot_nibbles16(w.qs, a.q);
-    return h2f(w.d) * (a.ds[0].x * static_cast<float>(s) - 8.0f * a.ds[0].y);
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
+    const int s = seg[0] + seg[1];
+    return h2f(m.d) * (ds[0].x * static_cast<float>(s) - 8.0f * ds[0].y);
   }
   // The unit's values, v[i] at offset(u, i) of its 256-value chunk (GEMMs).
   __device__ static void values(const Unit& w, float* v) {
@@ -173,10 +186,15 @@ struct Gpu<FMT_Q4_1> : Block32Unit {
     const long long b = row * nb + u;
     return Unit{ld_stream16(w + b * 16), ld_stream4(w + PlaneOffsets<R * nb, 16, 4, 0>::p1 + b * 4)};
   }
+  struct Meta {
+    u32 dm;
+  };
+  __device__ static Meta meta(const Unit& w) { return Meta{w.dm}; }
+  __device__ static void ints(const Unit& w, int* q) { nibble_ints(w.qs, q); }
   // sum (q d + m) x
-  __device__ static float dot(const Unit& w, const Act& a) {
-    const int s = dot_nibbles16(w.qs, a.q);
-    return h2f(static_cast<u16>(w.dm)) * a.ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(w.dm >> 16)) * a.ds[0].y;
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
+    const int s = seg[0] + seg[1];
+    return h2f(static_cast<u16>(m.dm)) * ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(m.dm >> 16)) * ds[0].y;
   }
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(static_cast<u16>(w.dm)), m = h2f(static_cast<u16>(w.dm >> 16));
@@ -188,18 +206,15 @@ RAYO_UNROLL
   }
 };
 
-// Q5: the fifth bits of values 4i..4i+3 (low nibbles) and 16+4i.. (high) from qh.
-__device__ __forceinline__ int dot_q5(const uint4& qs, u32 qh, const int* q) {
-  int s = 0;
+// Q5's 5-bit quants as int8 lanes: the fifth bits of values 4i..4i+3 (low
+// nibbles) and 16+4i.. (high) from qh.
+__device__ __forceinline__ void q5_ints(const uint4& qs, u32 qh, int* q) {
 RAYO_UNROLL
   for (int i = 0; i < 4; ++i) {
     const u32 v = word(qs, i);
-    const u32 lo = (v & 0x0F0F0F0Fu) | (spread4((qh >> (4 * i)) & 0xF) << 4);
-    const u32 hi = ((v >> 4) & 0x0F0F0F0Fu) | (spread4((qh >> (16 + 4 * i)) & 0xF) << 4);
-    s = __dp4a(static_cast<int>(lo), q[i], s);
-    s = __dp4a(static_cast<int>(hi), q[4 + i], s);
+    q[i] = static_cast<int>((v & 0x0F0F0F0Fu) | (spread4((qh >> (4 * i)) & 0xF) << 4));
+    q[4 + i] = static_cast<int>(((v >> 4) & 0x0F0F0F0Fu) | (spread4((qh >> (16 + 4 * i)) & 0xF) << 4));
   }
-  return s;
 }
 
 template <>
@@ -216,10 +231,15 @@ struct Gpu<FMT_Q5_0> : Block32Unit {
     const long long b = row * nb + u;
     return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream2(w + P::p2 + b * 2)};
   }
+  struct Meta {
+    u16 d;
+  };
+  __device__ static Meta meta(const Unit& w) { return Meta{w.d}; }
+  __device__ static void ints(const Unit& w, int* q) { q5_ints(w.qs, w.qh, q); }
   // sum (q - 16) d x
-  __device__ static float dot(const Unit& w, const Act& a) {
-    const int s = dot_q5(w.qs, w.qh, a.q);
-    return h2f(w.d) * (a.ds[0].x * static_cast<float>(s) - 16.0f * a.ds[0].y);
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
+    const int s = seg[0] + seg[1];
+    return h2f(m.d) * (ds[0].x * static_cast<float>(s) - 16.0f * ds[0].y);
   }
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(w.d);
@@ -246,9 +266,14 @@ struct Gpu<FMT_Q5_1> : Block32Unit {
     const long long b = row * nb + u;
     return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream4(w + P::p2 + b * 4)};
   }
-  __device__ static float dot(const Unit& w, const Act& a) {
-    const int s = dot_q5(w.qs, w.qh, a.q);
-    return h2f(static_cast<u16>(w.dm)) * a.ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(w.dm >> 16)) * a.ds[0].y;
+  struct Meta {
+    u32 dm;
+  };
+  __device__ static Meta meta(const Unit& w) { return Meta{w.dm}; }
+  __device__ static void ints(const Unit& w, int* q) { q5_ints(w.qs, w.qh, q); }
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
+    const int s = seg[0] + seg[1];
+    return h2f(static_cast<u16>(m.dm)) * ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(m.dm >> 16)) * ds[0].y;
   }
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(static_cast<u16>(w.dm)), m = h2f(static_cast<u16>(w.dm >> 16));
@@ -275,14 +300,20 @@ struct Gpu<FMT_Q8_0> : Block32Unit {
     return Unit{ld_stream16(w + b * 32), ld_stream16(w + b * 32 + 16),
                 ld_stream2(w + PlaneOffsets<R * nb, 32, 2, 0>::p1 + b * 2)};
   }
-  __device__ static float dot(const Unit& w, const Act& a) {
-    int s = 0;
+  struct Meta {
+    u16 d;
+  };
+  __device__ static Meta meta(const Unit& w) { return Meta{w.d}; }
+  __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
     for (int i = 0; i < 4; ++i) {
-      s = __dp4a(static_cast<int>(word(w.q0, i)), a.q[i], s);
-      s = __dp4a(static_cast<int>(word(w.q1, i)), a.q[4 + i], s);
+      q[i] = static_cast<int>(word(w.q0, i));
+      q[4 + i] = static_cast<int>(word(w.q1, i));
     }
-    return h2f(w.d) * a.ds[0].x * static_cast<float>(s);
+  }
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
+    const int s = seg[0] + seg[1];
+    return h2f(m.d) * ds[0].x * static_cast<float>(s);
   }
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(w.d);
@@ -320,19 +351,28 @@ RAYO_UNROLL
 }
 
 // d * (sc0 dx0 s0 + sc1 dx1 s1) - dmin * (m0 sx0 + m1 sx1): two sub-blocks of 32.
-__device__ __forceinline__ float k4_combine(const uint4& head, int j, int s0, int s1, const Act& a) {
+__device__ __forceinline__ float k4_combine(const uint4& head, int j, int s0, int s1, const float2* ds) {
   int sc0, m0, sc1, m1;
   k4_scale_min(head, 2 * j, &sc0, &m0);
   k4_scale_min(head, 2 * j + 1, &sc1, &m1);
   const float d = h2f(static_cast<u16>(head.x)), dmin = h2f(static_cast<u16>(head.x >> 16));
-  return d * (a.ds[0].x * static_cast<float>(sc0 * s0) + a.ds[1].x * static_cast<float>(sc1 * s1)) -
-         dmin * (static_cast<float>(m0) * a.ds[0].y + static_cast<float>(m1) * a.ds[1].y);
+  return d * (ds[0].x * static_cast<float>(sc0 * s0) + ds[1].x * static_cast<float>(sc1 * s1)) -
+         dmin * (static_cast<float>(m0) * ds[0].y + static_cast<float>(m1) * ds[1].y);
 }
 
 // What Q4_K and Q5_K share: a unit is a quarter of a block, 64 contiguous
 // values (two sub-blocks of 32).
 struct K64Unit {
   static constexpr int kUnit = 64, kBlock = 256;
+  static constexpr bool kXSums = false;
+  struct Meta {
+    uint4 head;
+    int j;
+  };
+  // Segments 0, 1: the first sub-block of 32; 2, 3: the second.
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
+    return k4_combine(m.head, m.j, seg[0] + seg[1], seg[2] + seg[3], ds);
+  }
   __device__ static int offset(int uc, int i) { return 64 * uc + i; }
   __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
     load_act_k64(xq, xds, u / 4, u % 4, a);
@@ -361,15 +401,14 @@ struct Gpu<FMT_Q4_K> : K64Unit {
     const int j = u % 4;
     return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * j), ld_stream16(b + 32 + 32 * j), j};
   }
-  __device__ static float dot(const Unit& w, const Act& a) {
-    int s0 = 0, s1 = 0;
+  __device__ static Meta meta(const Unit& w) { return Meta{w.head, w.j}; }
+  __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
     for (int i = 0; i < 8; ++i) {
       const u32 v = word(i < 4 ? w.q0 : w.q1, i % 4);
-      s0 = __dp4a(static_cast<int>(v & 0x0F0F0F0Fu), a.q[i], s0);
-      s1 = __dp4a(static_cast<int>((v >> 4) & 0x0F0F0F0Fu), a.q[8 + i], s1);
+      q[i] = static_cast<int>(v & 0x0F0F0F0Fu);
+      q[8 + i] = static_cast<int>((v >> 4) & 0x0F0F0F0Fu);
     }
-    return k4_combine(w.head, w.j, s0, s1, a);
   }
   __device__ static void values(const Unit& w, float* v) {
     float d0, n0, d1, n1;
@@ -396,18 +435,15 @@ struct Gpu<FMT_Q5_K> : K64Unit {
     return Unit{ld_stream16(b), ld_stream16(b + 16), ld_stream16(b + 32), ld_stream16(b + 48 + 32 * j),
                 ld_stream16(b + 64 + 32 * j), j};
   }
-  __device__ static float dot(const Unit& w, const Act& a) {
-    int s0 = 0, s1 = 0;
+  __device__ static Meta meta(const Unit& w) { return Meta{w.head, w.j}; }
+  __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
     for (int i = 0; i < 8; ++i) {
       const u32 v = word(i < 4 ? w.q0 : w.q1, i % 4);
       const u32 h = word(i < 4 ? w.h0 : w.h1, i % 4);
-      const u32 lo = (v & 0x0F0F0F0Fu) | (((h >> (2 * w.j)) & 0x01010101u) << 4);
-      const u32 hi = ((v >> 4) & 0x0F0F0F0Fu) | (((h >> (2 * w.j + 1)) & 0x01010101u) << 4);
-      s0 = __dp4a(static_cast<int>(lo), a.q[i], s0);
-      s1 = __dp4a(static_cast<int>(hi), a.q[8 + i], s1);
+      q[i] = static_cast<int>((v & 0x0F0F0F0Fu) | (((h >> (2 * w.j)) & 0x01010101u) << 4));
+      q[8 + i] = static_cast<int>(((v >> 4) & 0x0F0F0F0Fu) | (((h >> (2 * w.j + 1)) & 0x01010101u) << 4));
     }
-    return k4_combine(w.head, w.j, s0, s1, a);
   }
   __device__ static void values(const Unit& w, float* v) {
     float d0, n0, d1, n1;
@@ -426,6 +462,7 @@ RAYO_UNROLL
 template <>
 struct Gpu<FMT_Q6_K> {
   static constexpr int kUnit = 64, kBlock = 256;
+  static constexpr bool kXSums = false;
   struct Unit {
     uint4 l0, l1, h0, h1, sc;
     u16 d;
@@ -457,26 +494,33 @@ struct Gpu<FMT_Q6_K> {
     a.ds[0] = __ldg(xds + 8 * b + 4 * h + s);
     a.ds[1] = __ldg(xds + 8 * b + 4 * h + 2 + s);
   }
-  // d * sum over 4 sub-blocks of 16: scale * dx * sum (q - 32) qx.
-  __device__ static float dot(const Unit& w, const Act& x) {
-    int s[4] = {0, 0, 0, 0};  // low nibbles l < 16, l >= 16; high nibbles l < 16, l >= 16
+  struct Meta {
+    uint4 sc;
+    u16 d;
+    int base;  // the unit's first scale: 8h + 2a
+  };
+  __device__ static Meta meta(const Unit& w) { return Meta{w.sc, w.d, 8 * w.h + 2 * w.a}; }
+  // (q - 32): low nibbles l < 16, l >= 16, then high nibbles l < 16, l >= 16.
+  __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
     for (int i = 0; i < 8; ++i) {
       const u32 v = word(i < 4 ? w.l0 : w.l1, i % 4);
       const u32 hb = word(i < 4 ? w.h0 : w.h1, i % 4);
       const u32 lo = (v & 0x0F0F0F0Fu) | (((hb >> (2 * w.a)) & 0x03030303u) << 4);
       const u32 hi = ((v >> 4) & 0x0F0F0F0Fu) | (((hb >> (4 + 2 * w.a)) & 0x03030303u) << 4);
-      s[i / 4] = __dp4a(sub_bytes(lo, 0x20202020u), x.q[i], s[i / 4]);
-      s[2 + i / 4] = __dp4a(sub_bytes(hi, 0x20202020u), x.q[8 + i], s[2 + i / 4]);
+      q[i] = sub_bytes(lo, 0x20202020u);
+      q[8 + i] = sub_bytes(hi, 0x20202020u);
     }
-    // Scales of this unit: 8h + 2a + {0, 1} (low) and 8h + 4 + 2a + {0, 1} (high).
+  }
+  // d * sum over the 4 segments (sub-blocks of 16): scale * dx * sum (q - 32) qx.
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
+    // Scales of this unit: base + {0, 1} (low) and base + 4 + {0, 1} (high).
     auto scale = [&](int i) {
-      return static_cast<int>(static_cast<i8>((word(w.sc, i / 4) >> (8 * (i % 4))) & 0xFF));
+      return static_cast<int>(static_cast<i8>((word(m.sc, i / 4) >> (8 * (i % 4))) & 0xFF));
     };
-    const int base = 8 * w.h + 2 * w.a;
-    const int lo = scale(base) * s[0] + scale(base + 1) * s[1];
-    const int hi = scale(base + 4) * s[2] + scale(base + 5) * s[3];
-    return h2f(w.d) * (x.ds[0].x * static_cast<float>(lo) + x.ds[1].x * static_cast<float>(hi));
+    const int lo = scale(m.base) * seg[0] + scale(m.base + 1) * seg[1];
+    const int hi = scale(m.base + 4) * seg[2] + scale(m.base + 5) * seg[3];
+    return h2f(m.d) * (ds[0].x * static_cast<float>(lo) + ds[1].x * static_cast<float>(hi));
   }
   // Values 0..31: 128h + 32a + i; 32..63: 128h + 64 + 32a + (i - 32).
   __device__ static int offset(int uc, int i) { return 128 * (uc / 2) + 32 * (uc % 2) + (i < 32 ? i : i + 32); }
@@ -521,6 +565,7 @@ struct K16Unit {
 
 template <>
 struct Gpu<FMT_Q2_K> : K16Unit {
+  static constexpr bool kXSums = true;
   struct Unit {
     uint4 sc, qs;
     u32 dm;
@@ -535,24 +580,32 @@ struct Gpu<FMT_Q2_K> : K16Unit {
     return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * h + 16 * i),
                 ld_stream4(w + PlaneOffsets<R * nb, 80, 4, 0>::p1 + blk * 4), h, i};
   }
-  // Per sub-block j of 16: dx * (d * scale * sum q qx - dmin * min * sum qx).
-  __device__ static float dot(const Unit& w, const Act& x) {
-    const float d = h2f(static_cast<u16>(w.dm)), dmin = h2f(static_cast<u16>(w.dm >> 16));
+  struct Meta {
+    uint4 sc;
+    u32 dm;
+    int first;  // the scale of segment j: 8h + i + 2j
+  };
+  __device__ static Meta meta(const Unit& w) { return Meta{w.sc, w.dm, 8 * w.h + w.i}; }
+  // Segment j: the 2-bit quants in bits 2j.
+  __device__ static void ints(const Unit& w, int* q) {
+RAYO_UNROLL
+    for (int j = 0; j < 4; ++j)
+RAYO_UNROLL
+      for (int k = 0; k < 4; ++k) q[4 * j + k] = static_cast<int>((word(w.qs, k) >> (2 * j)) & 0x03030303u);
+  }
+  // Per segment j of 16: dx * (d * scale * sum q qx - dmin * min * sum qx).
+  __device__ static float combine(const Meta& m, const int* seg, const int* xseg, const float2* ds) {
+    const float d = h2f(static_cast<u16>(m.dm)), dmin = h2f(static_cast<u16>(m.dm >> 16));
     float r = 0.0f;
 RAYO_UNROLL
     for (int j = 0; j < 4; ++j) {
-      int sq = 0, sx = 0;
-RAYO_UNROLL
-      for (int k = 0; k < 4; ++k) {
-        sq = __dp4a(static_cast<int>((word(w.qs, k) >> (2 * j)) & 0x03030303u), x.q[4 * j + k], sq);
-        sx = __dp4a(0x01010101, x.q[4 * j + k], sx);
-      }
-      const int si = 8 * w.h + 2 * j + w.i;
-      const int sc = static_cast<int>((word(w.sc, si / 4) >> (8 * (si % 4))) & 0xFF);
-      r += x.ds[j].x * (d * static_cast<float>((sc & 0xF) * sq) - dmin * static_cast<float>((sc >> 4) * sx));
+      const int si = m.first + 2 * j;
+      const int sc = static_cast<int>((word(m.sc, si / 4) >> (8 * (si % 4))) & 0xFF);
+      r += ds[j].x * (d * static_cast<float>((sc & 0xF) * seg[j]) - dmin * static_cast<float>((sc >> 4) * xseg[j]));
     }
     return r;
-  }  // Value 16j + l: 128h + 32j + 16i + l.
+  }
+  // Value 16j + l: 128h + 32j + 16i + l.
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(static_cast<u16>(w.dm)), dmin = h2f(static_cast<u16>(w.dm >> 16));
 RAYO_UNROLL
@@ -567,6 +620,7 @@ RAYO_UNROLL
 
 template <>
 struct Gpu<FMT_Q3_K> : K16Unit {
+  static constexpr bool kXSums = false;
   struct Unit {
     uint4 hm, qs;
     u32 sc[3];
@@ -588,29 +642,39 @@ struct Gpu<FMT_Q3_K> : K16Unit {
                 h,
                 i};
   }
-  // d * sum over sub-blocks j of 16: (scale - 32) * dx * sum (q - 4 * !hbit) qx.
-  __device__ static float dot(const Unit& w, const Act& x) {
+  struct Meta {
+    u32 sc[3];
+    u16 d;
+    int first;  // the scale of segment j: 8h + i + 2j
+  };
+  __device__ static Meta meta(const Unit& w) { return Meta{{w.sc[0], w.sc[1], w.sc[2]}, w.d, 8 * w.h + w.i}; }
+  // Segment j: q - 4 * !hbit, the 2-bit quants in bits 2j and the high bits in bit 4h + j.
+  __device__ static void ints(const Unit& w, int* q) {
+RAYO_UNROLL
+    for (int j = 0; j < 4; ++j)
+RAYO_UNROLL
+      for (int k = 0; k < 4; ++k) {
+        const u32 lo = (word(w.qs, k) >> (2 * j)) & 0x03030303u;
+        const u32 hbit = (word(w.hm, k) >> (4 * w.h + j)) & 0x01010101u;
+        q[4 * j + k] = sub_bytes(lo | (hbit << 2), 0x04040404u);
+      }
+  }
+  // d * sum over segments j of 16: (scale - 32) * dx * sum (q - 4 * !hbit) qx.
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
     // Byte b of the 12 scale bytes (b / 4 selected, not indexed: no local memory).
     auto byte = [&](int b) {
-      const u32 v = b < 4 ? w.sc[0] : b < 8 ? w.sc[1] : w.sc[2];
+      const u32 v = b < 4 ? m.sc[0] : b < 8 ? m.sc[1] : m.sc[2];
       return static_cast<int>((v >> (8 * (b % 4))) & 0xFF);
     };
     float r = 0.0f;
 RAYO_UNROLL
     for (int j = 0; j < 4; ++j) {
-      int s = 0;
-RAYO_UNROLL
-      for (int k = 0; k < 4; ++k) {
-        const u32 q = (word(w.qs, k) >> (2 * j)) & 0x03030303u;
-        const u32 hbit = (word(w.hm, k) >> (4 * w.h + j)) & 0x01010101u;
-        s = __dp4a(sub_bytes(q | (hbit << 2), 0x04040404u), x.q[4 * j + k], s);
-      }
-      const int si = 8 * w.h + 2 * j + w.i;
+      const int si = m.first + 2 * j;
       const int low = si < 8 ? (byte(si) & 0xF) : (byte(si - 8) >> 4);
       const int high = (byte(8 + si % 4) >> (2 * (si / 4))) & 3;
-      r += x.ds[j].x * static_cast<float>(((low | (high << 4)) - 32) * s);
+      r += ds[j].x * static_cast<float>(((low | (high << 4)) - 32) * seg[j]);
     }
-    return h2f(w.d) * r;
+    return h2f(m.d) * r;
   }
   __device__ static void values(const Unit& w, float* v) {
     auto byte = [&](int b) {
@@ -632,3 +696,24 @@ RAYO_UNROLL
     }
   }
 };
+
+// ---- the dot product of a unit ---------------------------------------------
+
+// W[unit] . x[unit]: the integer sums per segment of 16 values by DP4A, then
+// the format's float combination (the int8 GEMMs take the same two steps).
+template <int FMT>
+__device__ __forceinline__ float unit_dot(const typename Gpu<FMT>::Unit& w, const Act& a) {
+  using F = Gpu<FMT>;
+  constexpr int kInts = F::kUnit / 4, kSegs = kInts / 4;
+  int q[kInts];
+  F::ints(w, q);
+  int seg[kSegs], xseg[kSegs];
+RAYO_UNROLL
+  for (int k = 0; k < kSegs; ++k) seg[k] = xseg[k] = 0;
+RAYO_UNROLL
+  for (int i = 0; i < kInts; ++i) {
+    seg[i / 4] = __dp4a(q[i], a.q[i], seg[i / 4]);
+    if (F::kXSums) xseg[i / 4] = __dp4a(0x01010101, a.q[i], xseg[i / 4]);
+  }
+  return F::combine(F::meta(w), seg, xseg, a.ds);
+}

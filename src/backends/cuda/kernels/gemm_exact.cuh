@@ -1,0 +1,231 @@
+// gemm.cuh's exact tile (GEMM_EXACT): quantized weights times the q8 twin on
+// int8 tensor cores, every output summed in the GEMVs' order, so that it is
+// bit for bit the GEMV's (gemm.cuh says how). Included by gemm.cuh alone.
+#pragma once
+
+namespace gemm_exact {
+
+// A shared row holds one stage's int8 lanes: GEMM_K values as 64 ints, 4 more
+// of padding so that the fragment loads of 8 rows (68 ints apart) hit 8
+// distinct groups of 4 banks.
+#define GEMM_ROW_INTS (GEMM_K / 4 + 4)
+#define GEMM_META_BYTES 128  // a row's Meta slots per stage: 32 bytes x 4 units, or 16 x 8
+#define GEMM_DS_SLOTS 16     // a token's (d, s) pairs per stage: 4 x 4 units, or 2 x 8
+
+// The shared tiles of a stage: weights' and activations' int8 lanes, each
+// weight unit's Meta, each token unit's (d, s) pairs and, for kXSums formats,
+// its segments' sums of activations. After the K loop w holds the sums,
+// out[GEMM_TOKENS][GEMM_ROWS] floats, and x the tokens' 1/rms (norm).
+struct alignas(16) GemmShared {
+  int w[GEMM_ROWS][GEMM_ROW_INTS];
+  int x[GEMM_TOKENS][GEMM_ROW_INTS];
+  alignas(16) u8 meta[GEMM_ROWS][GEMM_META_BYTES];
+  float2 ds[GEMM_TOKENS][GEMM_DS_SLOTS];
+  int xseg[GEMM_TOKENS][GEMM_DS_SLOTS];
+  __device__ float (*out())[GEMM_ROWS] { return reinterpret_cast<float (*)[GEMM_ROWS]>(&w[0][0]); }
+  __device__ float* inv() { return reinterpret_cast<float*>(&x[0][0]); }
+};
+static_assert(sizeof(float) * GEMM_TOKENS * GEMM_ROWS <= sizeof(int) * GEMM_ROWS * GEMM_ROW_INTS, "out() fits in w");
+
+// The order in which the tile walks the units of a row of K values of format
+// FMT: place i is lane p = bitrev5(i / kPerLane)'s unit i % kPerLane, that is
+// unit 32 (i % kPerLane) + p, or none when past the row (lanes of a row of
+// fewer than 32 kPerLane units hold fewer).
+template <int FMT, int K>
+struct ExactOrder {
+  static constexpr int kUnits = K / Gpu<FMT>::kUnit;
+  static constexpr int kPerLane = (kUnits + 31) / 32;
+  static constexpr int kPlaces = 32 * kPerLane;
+  static constexpr int kPerStage = gemm_units_per_chunk<FMT>();
+  static constexpr int kStages = (kPlaces + kPerStage - 1) / kPerStage;
+  static_assert(K % Gpu<FMT>::kUnit == 0, "quantized rows hold whole units");
+  __device__ static int lane(int place) {
+    const int s = place / kPerLane;
+    return ((s & 1) << 4) | ((s & 2) << 2) | (s & 4) | ((s & 8) >> 2) | ((s & 16) >> 4);
+  }
+  // The unit at a place, or -1.
+  __device__ static int unit(int place) {
+    const int u = 32 * (place % kPerLane) + lane(place);
+    return place < kPlaces && u < kUnits ? u : -1;
+  }
+  __device__ static bool ends_lane(int place) { return place % kPerLane == kPerLane - 1; }
+};
+
+template <typename Meta>
+__device__ __forceinline__ void store_meta(const Meta& m, u8* slot) {
+  memcpy(slot, &m, sizeof(Meta));
+}
+template <typename Meta>
+__device__ __forceinline__ Meta load_meta(const u8* slot) {
+  Meta m;
+  memcpy(&m, slot, sizeof(Meta));
+  return m;
+}
+
+// Stages unit slot uc of stage kc of a row of a matrix of format FMT into
+// shared row `srow`: its int8 lanes and its Meta (zeros for no unit).
+template <int FMT, long long M, int K>
+__device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int kc, int uc, GemmShared& sh, int srow) {
+  using F = Gpu<FMT>;
+  using O = ExactOrder<FMT, K>;
+  static_assert(sizeof(typename F::Meta) <= GEMM_META_BYTES / O::kPerStage, "a Meta fits its slot");
+  constexpr int kInts = F::kUnit / 4;
+  const int u = O::unit(kc * O::kPerStage + uc);
+  int q[kInts];
+  if (u >= 0) {
+    const typename F::Unit unit = F::template load<M, K>(w, row, u);
+    F::ints(unit, q);
+    store_meta(F::meta(unit), &sh.meta[srow][uc * (GEMM_META_BYTES / O::kPerStage)]);
+  } else {
+RAYO_UNROLL
+    for (int i = 0; i < kInts; ++i) q[i] = 0;
+  }
+RAYO_UNROLL
+  for (int i = 0; i < kInts; i += 4)
+    *reinterpret_cast<int4*>(&sh.w[srow][uc * kInts + i]) = make_int4(q[i], q[i + 1], q[i + 2], q[i + 3]);
+}
+
+// The tokens' part of stage kc (activations laid out as format FMT reads
+// them): t < nt from the q8 twin, zeros past nt or past the row.
+template <int FMT, int K, bool kXSums>
+__device__ __forceinline__ void gemm_stage_tokens(const i8* xq, const float2* xds, int nt, int kc, GemmShared& sh) {
+  using F = Gpu<FMT>;
+  using O = ExactOrder<FMT, K>;
+  constexpr int kInts = F::kUnit / 4, kSegs = kInts / 4, kDs = GEMM_DS_SLOTS / O::kPerStage;
+  for (int task = threadIdx.x; task < GEMM_TOKENS * O::kPerStage; task += GEMM_THREADS) {
+    const int t = task / O::kPerStage, uc = task % O::kPerStage;
+    const int u = O::unit(kc * O::kPerStage + uc);
+    Act a;
+RAYO_UNROLL
+    for (int i = 0; i < 4; ++i) a.ds[i] = make_float2(0.0f, 0.0f);  // a unit's load_act sets those it has
+    if (t < nt && u >= 0) {
+      F::load_act(xq + static_cast<long long>(t) * K, xds + static_cast<long long>(t) * (K / 32), u, a);
+    } else {
+RAYO_UNROLL
+      for (int i = 0; i < kInts; ++i) a.q[i] = 0;
+    }
+RAYO_UNROLL
+    for (int i = 0; i < kInts; i += 4)
+      *reinterpret_cast<int4*>(&sh.x[t][uc * kInts + i]) = make_int4(a.q[i], a.q[i + 1], a.q[i + 2], a.q[i + 3]);
+RAYO_UNROLL
+    for (int i = 0; i < kDs; ++i) sh.ds[t][uc * kDs + i] = a.ds[i];
+    if (kXSums) {
+RAYO_UNROLL
+      for (int k = 0; k < kSegs; ++k) {
+        int s = 0;
+RAYO_UNROLL
+        for (int i = 0; i < 4; ++i) s = __dp4a(0x01010101, a.q[4 * k + i], s);
+        sh.xseg[t][uc * kDs + k] = s;
+      }
+    }
+  }
+}
+
+// Joins a finished lane sum (the s-th in bit-reversed lane order) to its
+// output's tree: pairs as warp_sum's (lanes 16 apart, then 8, ...). After
+// s = 31, acc holds the whole sum; before, acc restarts from 0.
+// (Without a break, so that the stack stays in registers.)
+__device__ __forceinline__ void tree_push(float& acc, float (&stack)[5], int s) {
+  float v = acc;
+  bool carry = true;  // v still climbs
+RAYO_UNROLL
+  for (int level = 0; level < 5; ++level) {
+    const bool odd = (s >> level) & 1;
+    if (carry && !odd) stack[level] = v;
+    if (carry && odd) v = stack[level] + v;
+    carry = carry && odd;
+  }
+  acc = s == 31 ? v : 0.0f;
+}
+
+// The warp's part of stage kc, for its 32 rows of format FMT: every unit's
+// segment sums on tensor cores, combined and added to the lane sums.
+template <int FMT, int K, int FMT_ORDER>
+__device__ __forceinline__ void gemm_exact_chunk(const GemmShared& sh, int kc, float (&acc)[2][2][4],
+                                                 float (&stack)[2][2][4][5]) {
+  using F = Gpu<FMT>;
+  using O = ExactOrder<FMT_ORDER, K>;
+  constexpr int kInts = F::kUnit / 4, kSegs = kInts / 4, kDs = GEMM_DS_SLOTS / O::kPerStage;
+  constexpr int kMeta = GEMM_META_BYTES / O::kPerStage;
+  const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+  const int g = lane / 4, t = lane % 4;
+  const int row0 = 32 * (warp % 2), tok0 = 16 * (warp / 2);
+  for (int uc = 0; uc < O::kPerStage; ++uc) {
+    const int place = kc * O::kPerStage + uc;
+    if (place >= O::kPlaces) break;
+    if (O::unit(place) >= 0) {
+RAYO_UNROLL
+      for (int mi = 0; mi < 2; ++mi) {
+        const int r0 = row0 + 16 * mi + g;
+        const typename F::Meta m0 = load_meta<typename F::Meta>(&sh.meta[r0][uc * kMeta]);
+        const typename F::Meta m1 = load_meta<typename F::Meta>(&sh.meta[r0 + 8][uc * kMeta]);
+RAYO_UNROLL
+        for (int ni = 0; ni < 2; ++ni) {
+          int c[kSegs][4];
+RAYO_UNROLL
+          for (int k = 0; k < kSegs; ++k) {
+            const u32 a[2] = {static_cast<u32>(sh.w[r0][uc * kInts + 4 * k + t]),
+                              static_cast<u32>(sh.w[r0 + 8][uc * kInts + 4 * k + t])};
+            const u32 b = static_cast<u32>(sh.x[tok0 + 8 * ni + g][uc * kInts + 4 * k + t]);
+            c[k][0] = c[k][1] = c[k][2] = c[k][3] = 0;
+            mma_s8_16816(c[k], a, b);
+          }
+RAYO_UNROLL
+          for (int e = 0; e < 4; ++e) {
+            const int n = tok0 + 8 * ni + 2 * t + (e & 1);
+            int seg[kSegs], xseg[kSegs];
+RAYO_UNROLL
+            for (int k = 0; k < kSegs; ++k) {
+              seg[k] = c[k][e];
+              xseg[k] = F::kXSums ? sh.xseg[n][uc * kDs + k] : 0;
+            }
+            acc[mi][ni][e] += F::combine(e < 2 ? m0 : m1, seg, xseg, &sh.ds[n][uc * kDs]);
+          }
+        }
+      }
+    }
+    if (O::ends_lane(place)) {
+      const int s = place / O::kPerLane;
+RAYO_UNROLL
+      for (int mi = 0; mi < 2; ++mi)
+RAYO_UNROLL
+        for (int ni = 0; ni < 2; ++ni)
+RAYO_UNROLL
+          for (int e = 0; e < 4; ++e) tree_push(acc[mi][ni][e], stack[mi][ni][e], s);
+    }
+  }
+}
+
+// As gemm.cuh's f16 gemm_tile: rows 0..31 of format FMT_LO, 32..63 of FMT_HI
+// (the same unit shape: the tokens are staged once, as FMT_LO reads them).
+template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename StageRows>
+__device__ __forceinline__ void gemm_tile(const StageRows& stage_rows, const i8* xq, const float2* xds, const float* xss,
+                                          float eps, int nt, GemmShared& sh) {
+  static_assert(Gpu<FMT_LO>::kUnit == Gpu<FMT_HI>::kUnit, "one unit shape per tile");
+  constexpr bool kXSums = Gpu<FMT_LO>::kXSums || Gpu<FMT_HI>::kXSums;
+  float acc[2][2][4], stack[2][2][4][5];
+RAYO_UNROLL
+  for (int mi = 0; mi < 2; ++mi)
+RAYO_UNROLL
+    for (int ni = 0; ni < 2; ++ni)
+RAYO_UNROLL
+      for (int i = 0; i < 4; ++i) {
+        acc[mi][ni][i] = 0.0f;
+RAYO_UNROLL
+        for (int l = 0; l < 5; ++l) stack[mi][ni][i][l] = 0.0f;
+      }
+  const bool lo = threadIdx.x / WARP % 2 == 0;
+  for (int kc = 0; kc < ExactOrder<FMT_LO, K>::kStages; ++kc) {
+    __syncthreads();  // the previous stage's multiply is done with the tiles
+    stage_rows(kc);
+    gemm_stage_tokens<FMT_LO, K, kXSums>(xq, xds, nt, kc, sh);
+    __syncthreads();
+    if (FMT_LO == FMT_HI || lo)
+      gemm_exact_chunk<FMT_LO, K, FMT_LO>(sh, kc, acc, stack);
+    else
+      gemm_exact_chunk<FMT_HI, K, FMT_LO>(sh, kc, acc, stack);
+  }
+  __syncthreads();
+  gemm_tile_results<K, kNorm>(acc, xss, eps, nt, sh);
+}
+}  // namespace gemm_exact
