@@ -77,6 +77,7 @@ using rayo::cuda::emulated::make_invoker;
 #include "runtime/kv_budget.h"
 #include "runtime/sampler.h"
 #include "runtime/scheduler.h"
+#include "support/batch_invariance.h"
 #include "support/emulated_variants.h"
 #include "support/paths.h"
 #include "support/reference.h"
@@ -508,65 +509,6 @@ TEST_F(EmulatedGpu, PromptGraphsOnTensorCoresMatchTheCpuBackend) {
   check_model("synth-qwen3-q4_k_m", 32, 12);
 }
 
-// Runs the requests through a scheduler on the emulated GPU one at a time,
-// then all together, and expects each request's tokens to be the same both
-// ways: every other one greedy, the others sampled on the device; the last
-// asks for logprobs, so its logits come back.
-void expect_batch_invariant(const std::string& model_name, const runtime::SchedulerOptions& o,
-                            const std::vector<std::vector<int32_t>>& prompts, int64_t max_tokens) {
-  auto model = runtime::Model::load(test::shared_path("models/" + model_name + ".gguf").string());
-  auto request = [&](size_t i) {
-    runtime::Request r;
-    r.prompt = prompts[i];
-    r.max_tokens = max_tokens;
-    r.ignore_eos = true;
-    r.sampling.temperature = i % 2 ? 0.9f : 0.0f;
-    r.sampling.seed = static_cast<uint32_t>(77 + i);
-    r.logprobs = i + 1 == prompts.size() ? 2 : 0;  // logprobs show the logits' last bits
-    return r;
-  };
-  // Each token's id, then its logprob's bits, then the alternatives' ids and bits.
-  auto ids = [](const runtime::RequestStream::Update& u) {
-    std::vector<int32_t> out;
-    auto bits = [](float v) {
-      int32_t b;
-      std::memcpy(&b, &v, sizeof b);
-      return b;
-    };
-    for (const auto& t : u.tokens) {
-      out.push_back(t.id);
-      out.push_back(bits(t.logprob));
-      for (const auto& a : t.top) {
-        out.push_back(a.id);
-        out.push_back(bits(a.logprob));
-      }
-    }
-    return out;
-  };
-  std::vector<std::vector<int32_t>> alone;
-  {
-    runtime::Scheduler s(model, o);
-    EXPECT_EQ(s.device(), "cuda");
-    for (size_t i = 0; i < prompts.size(); ++i) {
-      const auto r = s.submit(request(i))->wait();
-      ASSERT_TRUE(r.error.empty()) << r.error;
-      ASSERT_EQ(static_cast<int64_t>(r.tokens.size()), max_tokens);
-      alone.push_back(ids(r));
-    }
-  }
-  runtime::Scheduler s(model, o);
-  std::vector<std::shared_ptr<runtime::RequestStream>> streams;
-  for (size_t i = 0; i < prompts.size(); ++i) streams.push_back(s.submit(request(i)));
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    const auto r = streams[i]->wait();
-    ASSERT_TRUE(r.error.empty()) << r.error;
-    EXPECT_EQ(ids(r), alone[i]) << "request " << i;
-    if (i + 1 == prompts.size()) {
-      EXPECT_EQ(r.tokens[0].top.size(), 2u);
-    }
-  }
-}
-
 // The server's scheduler on the GPU: a request's tokens are the same alone and
 // beside three others (prompts read in chunks of 4 beside decode rows, graph
 // buckets of 1 to 8 tokens), greedy and sampled on the device.
@@ -576,7 +518,7 @@ TEST_F(EmulatedGpu, SchedulerStepsOnTheGpuAreBatchInvariant) {
   o.max_seq_len = 64;
   o.prefill_chunk = 4;
   o.device = "cuda";
-  expect_batch_invariant("stories260K", o, {{1, 403, 407, 261, 378}, {1, 9, 7}, {1, 32, 100, 200, 300, 17}, {1, 50}},
+  test::expect_batch_invariant("stories260K", o, {{1, 403, 407, 261, 378}, {1, 9, 7}, {1, 32, 100, 200, 300, 17}, {1, 50}},
                          12);
 }
 
@@ -598,7 +540,7 @@ TEST_F(EmulatedGpu, BatchInvariantStepsOfManyTokens) {
     for (int j = 0; j < 16 + 4 * i; ++j) p.push_back(static_cast<int32_t>(5 + (37 * j + 11 * i) % 200));
     prompts.push_back(p);
   }
-  expect_batch_invariant("synth-llama-q4_k_m", o, prompts, 5);
+  test::expect_batch_invariant("synth-llama-q4_k_m", o, prompts, 5);
 }
 
 // What --batch-invariant changes in a step graph of 32 tokens: exact GEMMs
