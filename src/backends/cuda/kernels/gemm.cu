@@ -8,7 +8,7 @@
 #include "gemm.cuh"
 #include "gemm_namespace.cuh"
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMM_THREADS)
+RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w, float* y,
      const float* epi, i8* yq, float2* yds, float* yss, const float* y_norm_w, const int* n_rows) {
   const int n = *n_rows;

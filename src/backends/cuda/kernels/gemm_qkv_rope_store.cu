@@ -34,7 +34,7 @@ __device__ __forceinline__ QkvPair qkv_pair(int p) {
   return q;
 }
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMM_THREADS)
+RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, const float* bk, const float* bv,
                     const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w,
                     const float* freq_factors, float* q_out, u16* k_cache, u16* v_cache, const int* positions,

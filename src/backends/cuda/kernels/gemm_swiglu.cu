@@ -9,7 +9,7 @@
 
 #define SWIGLU_ROWS (GEMM_ROWS / 2)
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(GEMM_THREADS)
+RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const float2* xds, const float* xss,
             const float* norm_w, float* y, i8* yq, float2* yds, float* yss, const int* n_rows) {
   const int n = *n_rows;

@@ -23,7 +23,9 @@
 //     taken per segment of 16 values (4 ints), exactly, by DP4A or by MMA;
 //   - float: Gpu<FMT>::combine turns the segment sums (and, for kXSums formats,
 //     the segments' sums of activations) into the result, from the unit's
-//     scales (Gpu<FMT>::Meta) and the activations' (d, s) pairs.
+//     scales (Gpu<FMT>::Meta: decoded once per unit by Gpu<FMT>::meta, so
+//     that a GEMM's outputs share the decoding) and the activations' (d, s)
+//     pairs.
 #pragma once
 #include "q8_act.cuh"
 
@@ -154,14 +156,14 @@ struct Gpu<FMT_Q4_0> : Block32Unit {
     return Unit{ld_stream16(w + b * 16), ld_stream2(w + PlaneOffsets<R * nb, 16, 2, 0>::p1 + b * 2)};
   }
   struct Meta {
-    u16 d;
+    float d;
   };
-  __device__ static Meta meta(const Unit& w) { return Meta{w.d}; }
+  __device__ static Meta meta(const Unit& w) { return Meta{h2f(w.d)}; }
   __device__ static void ints(const Unit& w, int* q) { nibble_ints(w.qs, q); }
   // sum (q - 8) d * x: d (dx * sum q qx - 8 * dx * sum qx)
   __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
     const int s = seg[0] + seg[1];
-    return h2f(m.d) * (ds[0].x * static_cast<float>(s) - 8.0f * ds[0].y);
+    return m.d * (ds[0].x * static_cast<float>(s) - 8.0f * ds[0].y);
   }
   // The unit's values, v[i] at offset(u, i) of its 256-value chunk (GEMMs).
   __device__ static void values(const Unit& w, float* v) {
@@ -187,14 +189,14 @@ struct Gpu<FMT_Q4_1> : Block32Unit {
     return Unit{ld_stream16(w + b * 16), ld_stream4(w + PlaneOffsets<R * nb, 16, 4, 0>::p1 + b * 4)};
   }
   struct Meta {
-    u32 dm;
+    float d, m;
   };
-  __device__ static Meta meta(const Unit& w) { return Meta{w.dm}; }
+  __device__ static Meta meta(const Unit& w) { return Meta{h2f(static_cast<u16>(w.dm)), h2f(static_cast<u16>(w.dm >> 16))}; }
   __device__ static void ints(const Unit& w, int* q) { nibble_ints(w.qs, q); }
   // sum (q d + m) x
   __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
     const int s = seg[0] + seg[1];
-    return h2f(static_cast<u16>(m.dm)) * ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(m.dm >> 16)) * ds[0].y;
+    return m.d * ds[0].x * static_cast<float>(s) + m.m * ds[0].y;
   }
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(static_cast<u16>(w.dm)), m = h2f(static_cast<u16>(w.dm >> 16));
@@ -232,14 +234,14 @@ struct Gpu<FMT_Q5_0> : Block32Unit {
     return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream2(w + P::p2 + b * 2)};
   }
   struct Meta {
-    u16 d;
+    float d;
   };
-  __device__ static Meta meta(const Unit& w) { return Meta{w.d}; }
+  __device__ static Meta meta(const Unit& w) { return Meta{h2f(w.d)}; }
   __device__ static void ints(const Unit& w, int* q) { q5_ints(w.qs, w.qh, q); }
   // sum (q - 16) d x
   __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
     const int s = seg[0] + seg[1];
-    return h2f(m.d) * (ds[0].x * static_cast<float>(s) - 16.0f * ds[0].y);
+    return m.d * (ds[0].x * static_cast<float>(s) - 16.0f * ds[0].y);
   }
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(w.d);
@@ -267,13 +269,13 @@ struct Gpu<FMT_Q5_1> : Block32Unit {
     return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream4(w + P::p2 + b * 4)};
   }
   struct Meta {
-    u32 dm;
+    float d, m;
   };
-  __device__ static Meta meta(const Unit& w) { return Meta{w.dm}; }
+  __device__ static Meta meta(const Unit& w) { return Meta{h2f(static_cast<u16>(w.dm)), h2f(static_cast<u16>(w.dm >> 16))}; }
   __device__ static void ints(const Unit& w, int* q) { q5_ints(w.qs, w.qh, q); }
   __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
     const int s = seg[0] + seg[1];
-    return h2f(static_cast<u16>(m.dm)) * ds[0].x * static_cast<float>(s) + h2f(static_cast<u16>(m.dm >> 16)) * ds[0].y;
+    return m.d * ds[0].x * static_cast<float>(s) + m.m * ds[0].y;
   }
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(static_cast<u16>(w.dm)), m = h2f(static_cast<u16>(w.dm >> 16));
@@ -301,9 +303,9 @@ struct Gpu<FMT_Q8_0> : Block32Unit {
                 ld_stream2(w + PlaneOffsets<R * nb, 32, 2, 0>::p1 + b * 2)};
   }
   struct Meta {
-    u16 d;
+    float d;
   };
-  __device__ static Meta meta(const Unit& w) { return Meta{w.d}; }
+  __device__ static Meta meta(const Unit& w) { return Meta{h2f(w.d)}; }
   __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
     for (int i = 0; i < 4; ++i) {
@@ -313,7 +315,7 @@ RAYO_UNROLL
   }
   __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
     const int s = seg[0] + seg[1];
-    return h2f(m.d) * ds[0].x * static_cast<float>(s);
+    return m.d * ds[0].x * static_cast<float>(s);
   }
   __device__ static void values(const Unit& w, float* v) {
     const float d = h2f(w.d);
@@ -350,28 +352,30 @@ RAYO_UNROLL
   a.ds[1] = make_float2(ds.z, ds.w);
 }
 
-// d * (sc0 dx0 s0 + sc1 dx1 s1) - dmin * (m0 sx0 + m1 sx1): two sub-blocks of 32.
-__device__ __forceinline__ float k4_combine(const uint4& head, int j, int s0, int s1, const float2* ds) {
-  int sc0, m0, sc1, m1;
-  k4_scale_min(head, 2 * j, &sc0, &m0);
-  k4_scale_min(head, 2 * j + 1, &sc1, &m1);
-  const float d = h2f(static_cast<u16>(head.x)), dmin = h2f(static_cast<u16>(head.x >> 16));
-  return d * (ds[0].x * static_cast<float>(sc0 * s0) + ds[1].x * static_cast<float>(sc1 * s1)) -
-         dmin * (static_cast<float>(m0) * ds[0].y + static_cast<float>(m1) * ds[1].y);
-}
-
 // What Q4_K and Q5_K share: a unit is a quarter of a block, 64 contiguous
 // values (two sub-blocks of 32).
 struct K64Unit {
   static constexpr int kUnit = 64, kBlock = 256;
   static constexpr bool kXSums = false;
+  // The block's d and dmin, and the 6-bit scales and mins of the unit's two sub-blocks.
   struct Meta {
-    uint4 head;
-    int j;
+    float d, dmin;
+    int sc0, m0, sc1, m1;
   };
-  // Segments 0, 1: the first sub-block of 32; 2, 3: the second.
+  __device__ static Meta meta_of(const uint4& head, int j) {
+    Meta m;
+    m.d = h2f(static_cast<u16>(head.x));
+    m.dmin = h2f(static_cast<u16>(head.x >> 16));
+    k4_scale_min(head, 2 * j, &m.sc0, &m.m0);
+    k4_scale_min(head, 2 * j + 1, &m.sc1, &m.m1);
+    return m;
+  }
+  // d * (sc0 dx0 s0 + sc1 dx1 s1) - dmin * (m0 sx0 + m1 sx1), s0 the sum of
+  // segments 0 and 1 (the first sub-block of 32), s1 of 2 and 3.
   __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
-    return k4_combine(m.head, m.j, seg[0] + seg[1], seg[2] + seg[3], ds);
+    const int s0 = seg[0] + seg[1], s1 = seg[2] + seg[3];
+    return m.d * (ds[0].x * static_cast<float>(m.sc0 * s0) + ds[1].x * static_cast<float>(m.sc1 * s1)) -
+           m.dmin * (static_cast<float>(m.m0) * ds[0].y + static_cast<float>(m.m1) * ds[1].y);
   }
   __device__ static int offset(int uc, int i) { return 64 * uc + i; }
   __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
@@ -401,7 +405,7 @@ struct Gpu<FMT_Q4_K> : K64Unit {
     const int j = u % 4;
     return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * j), ld_stream16(b + 32 + 32 * j), j};
   }
-  __device__ static Meta meta(const Unit& w) { return Meta{w.head, w.j}; }
+  __device__ static Meta meta(const Unit& w) { return meta_of(w.head, w.j); }
   __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
     for (int i = 0; i < 8; ++i) {
@@ -435,7 +439,7 @@ struct Gpu<FMT_Q5_K> : K64Unit {
     return Unit{ld_stream16(b), ld_stream16(b + 16), ld_stream16(b + 32), ld_stream16(b + 48 + 32 * j),
                 ld_stream16(b + 64 + 32 * j), j};
   }
-  __device__ static Meta meta(const Unit& w) { return Meta{w.head, w.j}; }
+  __device__ static Meta meta(const Unit& w) { return meta_of(w.head, w.j); }
   __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
     for (int i = 0; i < 8; ++i) {
@@ -494,12 +498,19 @@ struct Gpu<FMT_Q6_K> {
     a.ds[0] = __ldg(xds + 8 * b + 4 * h + s);
     a.ds[1] = __ldg(xds + 8 * b + 4 * h + 2 + s);
   }
+  // d, and the scales of the unit's segments: 8h + 2a + {0, 1} (low
+  // nibbles) and 8h + 4 + 2a + {0, 1} (high).
   struct Meta {
-    uint4 sc;
-    u16 d;
-    int base;  // the unit's first scale: 8h + 2a
+    float d;
+    int sc[4];
   };
-  __device__ static Meta meta(const Unit& w) { return Meta{w.sc, w.d, 8 * w.h + 2 * w.a}; }
+  __device__ static Meta meta(const Unit& w) {
+    auto scale = [&](int i) {
+      return static_cast<int>(static_cast<i8>((word(w.sc, i / 4) >> (8 * (i % 4))) & 0xFF));
+    };
+    const int base = 8 * w.h + 2 * w.a;
+    return Meta{h2f(w.d), {scale(base), scale(base + 1), scale(base + 4), scale(base + 5)}};
+  }
   // (q - 32): low nibbles l < 16, l >= 16, then high nibbles l < 16, l >= 16.
   __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
@@ -514,13 +525,9 @@ RAYO_UNROLL
   }
   // d * sum over the 4 segments (sub-blocks of 16): scale * dx * sum (q - 32) qx.
   __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
-    // Scales of this unit: base + {0, 1} (low) and base + 4 + {0, 1} (high).
-    auto scale = [&](int i) {
-      return static_cast<int>(static_cast<i8>((word(m.sc, i / 4) >> (8 * (i % 4))) & 0xFF));
-    };
-    const int lo = scale(m.base) * seg[0] + scale(m.base + 1) * seg[1];
-    const int hi = scale(m.base + 4) * seg[2] + scale(m.base + 5) * seg[3];
-    return h2f(m.d) * (ds[0].x * static_cast<float>(lo) + ds[1].x * static_cast<float>(hi));
+    const int lo = m.sc[0] * seg[0] + m.sc[1] * seg[1];
+    const int hi = m.sc[2] * seg[2] + m.sc[3] * seg[3];
+    return m.d * (ds[0].x * static_cast<float>(lo) + ds[1].x * static_cast<float>(hi));
   }
   // Values 0..31: 128h + 32a + i; 32..63: 128h + 64 + 32a + (i - 32).
   __device__ static int offset(int uc, int i) { return 128 * (uc / 2) + 32 * (uc % 2) + (i < 32 ? i : i + 32); }
@@ -580,12 +587,21 @@ struct Gpu<FMT_Q2_K> : K16Unit {
     return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * h + 16 * i),
                 ld_stream4(w + PlaneOffsets<R * nb, 80, 4, 0>::p1 + blk * 4), h, i};
   }
+  // d, dmin, and the scale byte (scale | min << 4) of segment j in byte j of sc
+  // (the block's byte 8h + i + 2j).
   struct Meta {
-    uint4 sc;
-    u32 dm;
-    int first;  // the scale of segment j: 8h + i + 2j
+    float d, dmin;
+    u32 sc;
   };
-  __device__ static Meta meta(const Unit& w) { return Meta{w.sc, w.dm, 8 * w.h + w.i}; }
+  __device__ static Meta meta(const Unit& w) {
+    u32 sc = 0;
+RAYO_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const int si = 8 * w.h + 2 * j + w.i;
+      sc |= ((word(w.sc, si / 4) >> (8 * (si % 4))) & 0xFF) << (8 * j);
+    }
+    return Meta{h2f(static_cast<u16>(w.dm)), h2f(static_cast<u16>(w.dm >> 16)), sc};
+  }
   // Segment j: the 2-bit quants in bits 2j.
   __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
@@ -595,13 +611,11 @@ RAYO_UNROLL
   }
   // Per segment j of 16: dx * (d * scale * sum q qx - dmin * min * sum qx).
   __device__ static float combine(const Meta& m, const int* seg, const int* xseg, const float2* ds) {
-    const float d = h2f(static_cast<u16>(m.dm)), dmin = h2f(static_cast<u16>(m.dm >> 16));
     float r = 0.0f;
 RAYO_UNROLL
     for (int j = 0; j < 4; ++j) {
-      const int si = m.first + 2 * j;
-      const int sc = static_cast<int>((word(m.sc, si / 4) >> (8 * (si % 4))) & 0xFF);
-      r += ds[j].x * (d * static_cast<float>((sc & 0xF) * seg[j]) - dmin * static_cast<float>((sc >> 4) * xseg[j]));
+      const int sc = static_cast<int>((m.sc >> (8 * j)) & 0xFF);
+      r += ds[j].x * (m.d * static_cast<float>((sc & 0xF) * seg[j]) - m.dmin * static_cast<float>((sc >> 4) * xseg[j]));
     }
     return r;
   }
@@ -642,12 +656,28 @@ struct Gpu<FMT_Q3_K> : K16Unit {
                 h,
                 i};
   }
+  // d, and the scale (6 bits, less 32) of segment j: the block's scale 8h + i + 2j.
   struct Meta {
-    u32 sc[3];
-    u16 d;
-    int first;  // the scale of segment j: 8h + i + 2j
+    float d;
+    int sc[4];
   };
-  __device__ static Meta meta(const Unit& w) { return Meta{{w.sc[0], w.sc[1], w.sc[2]}, w.d, 8 * w.h + w.i}; }
+  __device__ static Meta meta(const Unit& w) {
+    // Byte b of the 12 scale bytes (b / 4 selected, not indexed: no local memory).
+    auto byte = [&](int b) {
+      const u32 v = b < 4 ? w.sc[0] : b < 8 ? w.sc[1] : w.sc[2];
+      return static_cast<int>((v >> (8 * (b % 4))) & 0xFF);
+    };
+    Meta m;
+    m.d = h2f(w.d);
+RAYO_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const int si = 8 * w.h + 2 * j + w.i;
+      const int low = si < 8 ? (byte(si) & 0xF) : (byte(si - 8) >> 4);
+      const int high = (byte(8 + si % 4) >> (2 * (si / 4))) & 3;
+      m.sc[j] = (low | (high << 4)) - 32;
+    }
+    return m;
+  }
   // Segment j: q - 4 * !hbit, the 2-bit quants in bits 2j and the high bits in bit 4h + j.
   __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
@@ -661,20 +691,10 @@ RAYO_UNROLL
   }
   // d * sum over segments j of 16: (scale - 32) * dx * sum (q - 4 * !hbit) qx.
   __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
-    // Byte b of the 12 scale bytes (b / 4 selected, not indexed: no local memory).
-    auto byte = [&](int b) {
-      const u32 v = b < 4 ? m.sc[0] : b < 8 ? m.sc[1] : m.sc[2];
-      return static_cast<int>((v >> (8 * (b % 4))) & 0xFF);
-    };
     float r = 0.0f;
 RAYO_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      const int si = m.first + 2 * j;
-      const int low = si < 8 ? (byte(si) & 0xF) : (byte(si - 8) >> 4);
-      const int high = (byte(8 + si % 4) >> (2 * (si / 4))) & 3;
-      r += ds[j].x * static_cast<float>(((low | (high << 4)) - 32) * seg[j]);
-    }
-    return h2f(m.d) * r;
+    for (int j = 0; j < 4; ++j) r += ds[j].x * static_cast<float>(m.sc[j] * seg[j]);
+    return m.d * r;
   }
   __device__ static void values(const Unit& w, float* v) {
     auto byte = [&](int b) {
