@@ -48,7 +48,8 @@ bool uses_gemm(const graph::Graph& g, const graph::Node& n);
 bool exact_gemm_fits(const graph::Graph& g, const graph::Node& n);
 // The tensor-core twin of a GEMV-family variant: the same macros, gemm.cu for
 // gemv.cu, gemm_swiglu.cu for gemv_swiglu.cu, gemm_qkv_rope_store.cu for
-// qkv_rope_store.cu; `exact` adds GEMM_EXACT=1 (int8, in the GEMV's order).
+// qkv_rope_store.cu; `exact` adds GEMM_EXACT=1 (int8, in the GEMV's order, and
+// like the GEMVs without FMA contraction).
 KernelSpec tensor_core_variant(const KernelSpec& gemv_family, bool exact = false);
 
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
