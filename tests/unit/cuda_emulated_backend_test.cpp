@@ -113,6 +113,7 @@ struct Fake {
   std::map<CUdeviceptr, size_t> allocations;  // live device allocations and their bytes
   size_t allocated = 0;
   size_t memory_total = 0;  // > 0: cuMemGetInfo reports this GPU, with `allocated` in use
+  int cc_major = 9;          // the compute capability it reports: cc_major.0
 };
 Fake* g_fake = nullptr;
 
@@ -126,7 +127,7 @@ DriverApi fake_api() {
   a.cuDeviceGet = [](CUdevice* d, int) { *d = 0; return 0; };
   a.cuDeviceGetName = [](char* name, int len, CUdevice) { std::snprintf(name, len, "SIMT emulator"); return 0; };
   a.cuDeviceGetAttribute = [](int* v, int attr, CUdevice) {
-    *v = attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 : 0;
+    *v = attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? g_fake->cc_major : 0;
     return 0;
   };
   a.cuDeviceTotalMem = [](size_t* b, CUdevice) { *b = size_t{1} << 34; return 0; };
@@ -455,6 +456,24 @@ TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
     EXPECT_EQ(fake_->launches - launches, static_cast<uint64_t>(r.copies)) << "one capture of a launch per copy";
     EXPECT_GT(r.seconds, 0.0);
   }
+}
+
+// A GPU older than sm_80 (whose mma.sync lacks the GEMMs' shapes) is refused
+// with one line when the backend is made, not at the first prompt.
+TEST_F(EmulatedGpu, GpusBeforeSm80AreRefusedWithOneLine) {
+  fake_->cc_major = 7;
+  try {
+    make_cuda_backend(CudaOptions{.progress = false});
+    FAIL() << "made a CUDA backend on sm_70";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("SIMT emulator is sm_70: rayo's CUDA kernels need compute capability 8.0 or newer"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  fake_->cc_major = 8;
+  EXPECT_NO_THROW(make_cuda_backend(CudaOptions{.progress = false}));
 }
 
 // There is no tensor-core GEMM of float weights to force.

@@ -87,6 +87,11 @@ class CudaBackend : public graph::Backend {
  public:
   explicit CudaBackend(const CudaOptions& options)
       : options_(options), ctx_(options.device), cache_(ctx_.arch(), Driver::get().version()), modules_(ctx_, cache_) {
+    // The tensor-core kernels use mma.sync shapes that sm_80 introduced: say so
+    // now rather than fail to compile at the first prompt.
+    if (ctx_.compute_capability() < 80)
+      fail(ctx_.name(), " is ", ctx_.arch(), ": rayo's CUDA kernels need compute capability 8.0 or newer (Ampere, "
+           "Ada, Hopper); use --device cpu");
     if (!Nvrtc::get().is_available()) fail(Nvrtc::get().unavailable_reason());
   }
 
