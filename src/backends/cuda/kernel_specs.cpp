@@ -370,7 +370,7 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
   // a batch-invariant graph's exact ones.
   const size_t decode_specs = out.size();
   for (size_t i = 0; i < decode_specs; ++i) {
-    const auto& f = out[i].file;
+    const std::string f = out[i].file;  // a copy: the push_backs below move out[i]
     if (f != "gemv.cu" && f != "gemv_swiglu.cu" && f != "qkv_rope_store.cu") continue;
     for (bool exact : {false, true}) {
       if (exact && f == "qkv_rope_store.cu" && s.head_dim % 64 != 0) continue;
