@@ -34,11 +34,10 @@ struct NativeGpu {
   // pointers and integers, 8 bytes each) and waits for it.
   void run(const cuda::KernelSpec& spec, const char* entry, unsigned gx, unsigned gy, unsigned gz, unsigned block,
            std::vector<uint64_t> args) {
-    cuda::CUfunction f = nullptr;
-    cuda::check(ctx.api().cuModuleGetFunction(&f, static_cast<cuda::CUmodule>(cache.get(spec).module), entry), entry);
+    const cuda::CUfunction f = cuda::kernel_function(cache.get(spec), spec, entry);
     std::vector<void*> params;
     for (auto& a : args) params.push_back(&a);
-    ctx.launch(f, gx, gy, gz, block, params.data());
+    ctx.launch(f, gx, gy, gz, block, params.data(), spec.dynamic_shared);
     ctx.synchronize();
   }
 };

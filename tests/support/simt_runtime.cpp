@@ -91,6 +91,13 @@ constexpr size_t kStackBytes = 256 * 1024;
 constexpr int kWarp = 32;
 constexpr int kGatherWords = 16;
 
+// A cp.async copy, performed when its thread waits for its group.
+struct AsyncCopy {
+  void* dst;
+  const void* src;
+  int bytes;
+};
+
 struct Fiber {
   ucontext_t ctx;       // without SIMT_FAST_SWITCH
   void* sp = nullptr;   // with SIMT_FAST_SWITCH: the saved stack pointer
@@ -99,6 +106,8 @@ struct Fiber {
   dim3 tid;
   bool done = false;
   bool waiting = false;  // parked in a barrier
+  std::vector<AsyncCopy> open_group;                // cp.async copies since the last commit
+  std::vector<std::vector<AsyncCopy>> committed;    // committed groups, oldest first
 };
 
 struct Barrier {
@@ -126,6 +135,7 @@ struct BlockState {
   const void* scheduler_stack = nullptr;  // the launching thread's stack (learned on the first switch)
   size_t scheduler_stack_size = 0;
   const std::function<void()>* body = nullptr;
+  std::vector<unsigned char> dynamic_shared;  // the block's dynamic shared memory
 };
 
 BlockState* g_block = nullptr;
@@ -177,6 +187,11 @@ void fiber_main() {
   asan_finish_switch(nullptr, &b.scheduler_stack, &b.scheduler_stack_size);
   (*b.body)();
   Fiber& f = me();
+  if (!f.open_group.empty() || !f.committed.empty()) {
+    std::fprintf(stderr, "simt: thread %u of block (%u,%u,%u) exited with cp.async copies it never waited for\n",
+                 f.tid.x, b.block_idx.x, b.block_idx.y, b.block_idx.z);
+    std::abort();
+  }
   f.done = true;
   --b.live;
   const int linear = static_cast<int>(f.tid.x + b.block_dim.x * (f.tid.y + b.block_dim.y * f.tid.z));
@@ -315,9 +330,47 @@ uint32_t warp_ballot(bool pred) {
   return bits;
 }
 
+void cp_async(void* dst, const void* src, int bytes) {
+  if ((bytes != 4 && bytes != 8 && bytes != 16) || reinterpret_cast<uintptr_t>(dst) % bytes != 0 ||
+      reinterpret_cast<uintptr_t>(src) % bytes != 0) {
+    std::fprintf(stderr, "simt: cp.async of %d bytes from %p to %p (sizes 4, 8, 16, aligned)\n", bytes, src, dst);
+    std::abort();
+  }
+  const auto* base = g_block->dynamic_shared.data();
+  const auto* d = static_cast<const unsigned char*>(dst);
+  if (d < base || d + bytes > base + g_block->dynamic_shared.size()) {
+    std::fprintf(stderr, "simt: cp.async to %p, outside the block's dynamic shared memory\n", dst);
+    std::abort();
+  }
+  me().open_group.push_back(AsyncCopy{dst, src, bytes});
+}
+
+void cp_async_commit() {
+  Fiber& f = me();
+  f.committed.push_back(std::move(f.open_group));
+  f.open_group.clear();
+}
+
+void cp_async_wait(int pending) {
+  Fiber& f = me();
+  while (static_cast<int>(f.committed.size()) > pending) {
+    for (const AsyncCopy& c : f.committed.front()) std::memcpy(c.dst, c.src, static_cast<size_t>(c.bytes));
+    f.committed.erase(f.committed.begin());
+  }
+}
+
+void* dynamic_shared(size_t bytes) {
+  if (bytes > g_block->dynamic_shared.size()) {
+    std::fprintf(stderr, "simt: a kernel wants %zu bytes of dynamic shared memory, the launch gave %zu\n", bytes,
+                 g_block->dynamic_shared.size());
+    std::abort();
+  }
+  return g_block->dynamic_shared.data();
+}
+
 const LaunchStats& last_launch() { return g_stats; }
 
-void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
+void launch(dim3 grid, dim3 block, const std::function<void()>& body, size_t dynamic_shared_bytes) {
   const int n = static_cast<int>(block.x * block.y * block.z);
   if (n <= 0 || n > 1024) {
     std::fprintf(stderr, "simt: bad block size %d\n", n);
@@ -330,6 +383,7 @@ void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
   state.block_dim = block;
   state.grid_dim = grid;
   state.body = &body;
+  state.dynamic_shared.resize(dynamic_shared_bytes);
   g_block = &state;
   for (unsigned bz = 0; bz < grid.z; ++bz)
     for (unsigned by = 0; by < grid.y; ++by)
@@ -340,6 +394,9 @@ void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
         for (int i = 0; i < n; ++i) state.warps[i / kWarp].live++;
         state.barrier = Barrier{};
         state.live = n;
+        // Shared memory starts undefined on a GPU: garbage here, so that reads
+        // of what no thread wrote show in the results.
+        std::memset(state.dynamic_shared.data(), 0xA5, state.dynamic_shared.size());
         for (int i = 0; i < n; ++i) {
           Fiber& f = state.fibers[i];
           f.tid = dim3(i % block.x, (i / block.x) % block.y, i / (block.x * block.y));

@@ -29,7 +29,7 @@ namespace rayo::cuda::emulated {
 
 struct Invoker {
   int n_args = 0;
-  void (*run)(const void* fn, const uint64_t* args, simt::dim3 grid, simt::dim3 block) = nullptr;
+  void (*run)(const void* fn, const uint64_t* args, simt::dim3 grid, simt::dim3 block, size_t shared) = nullptr;
   const void* fn = nullptr;
 };
 
@@ -51,9 +51,9 @@ Invoker make_invoker(void (*f)(A...)) {
   Invoker inv;
   inv.n_args = sizeof...(A);
   inv.fn = reinterpret_cast<const void*>(f);
-  inv.run = [](const void* fn, const uint64_t* args, simt::dim3 grid, simt::dim3 block) {
+  inv.run = [](const void* fn, const uint64_t* args, simt::dim3 grid, simt::dim3 block, size_t shared) {
     auto kernel = reinterpret_cast<void (*)(A...)>(const_cast<void*>(fn));
-    simt::launch(grid, block, [&] { call_with(kernel, args, std::index_sequence_for<A...>{}); });
+    simt::launch(grid, block, [&] { call_with(kernel, args, std::index_sequence_for<A...>{}); }, shared);
   };
   return inv;
 }
@@ -98,6 +98,7 @@ struct Launch {
   const Invoker* inv;
   std::vector<uint64_t> args;
   simt::dim3 grid, block;
+  size_t shared = 0;  // dynamic shared memory bytes
 };
 
 // The emulated GPU's state.
@@ -114,10 +115,11 @@ struct Fake {
   size_t allocated = 0;
   size_t memory_total = 0;  // > 0: cuMemGetInfo reports this GPU, with `allocated` in use
   int cc_major = 9;          // the compute capability it reports: cc_major.0
+  std::map<CUfunction, int> max_dynamic_shared;  // allowed by cuFuncSetAttribute (48 KB otherwise)
 };
 Fake* g_fake = nullptr;
 
-void run_launch(const Launch& l) { l.inv->run(l.inv->fn, l.args.data(), l.grid, l.block); }
+void run_launch(const Launch& l) { l.inv->run(l.inv->fn, l.args.data(), l.grid, l.block, l.shared); }
 
 DriverApi fake_api() {
   DriverApi a;
@@ -151,10 +153,21 @@ DriverApi fake_api() {
     *f = reinterpret_cast<CUfunction>(&it->second.at(name));
     return 0;
   };
+  a.cuFuncSetAttribute = [](CUfunction f, int attrib, int value) {
+    if (attrib != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value > 227 * 1024) return 1;  // invalid value
+    g_fake->max_dynamic_shared[f] = value;
+    return 0;
+  };
   a.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned, CUstream, void** params, void**) {
+                        unsigned shared, CUstream, void** params, void**) {
+    const auto allowed = g_fake->max_dynamic_shared.find(f);
+    const int limit = allowed == g_fake->max_dynamic_shared.end() ? 48 * 1024 : allowed->second;
+    if (static_cast<int64_t>(shared) > limit) {
+      ADD_FAILURE() << "a launch with " << shared << " bytes of dynamic shared memory, more than allowed";
+      return 1;  // CUDA_ERROR_INVALID_VALUE
+    }
     const auto* inv = reinterpret_cast<const Invoker*>(f);
-    Launch l{inv, {}, simt::dim3(gx, gy, gz), simt::dim3(bx, by, bz)};
+    Launch l{inv, {}, simt::dim3(gx, gy, gz), simt::dim3(bx, by, bz), shared};
     for (int i = 0; i < inv->n_args; ++i) l.args.push_back(*static_cast<const uint64_t*>(params[i]));
     if (g_fake->capturing)
       g_fake->captured.push_back(std::move(l));

@@ -34,6 +34,7 @@ struct Launch {
   CUfunction fn = nullptr;
   unsigned grid[3] = {1, 1, 1};
   unsigned block = 128;
+  unsigned shared = 0;  // dynamic shared memory bytes
   std::vector<uint64_t> args;
   std::vector<void*> pointers;
   void** params() {
@@ -250,7 +251,8 @@ class CudaBackend : public graph::Backend {
     if (options_.use_graphs) return;  // the whole step is one graph launch in end_step
     const size_t index = static_cast<size_t>(&node - g.nodes().data());
     RAYO_CHECK(index < current_->node_launches.size(), "node not of the prepared graph");
-    for (Launch& l : current_->node_launches[index]) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params());
+    for (Launch& l : current_->node_launches[index])
+      ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params(), l.shared);
   }
 
   void end_step(const Graph& g) override {
@@ -259,7 +261,7 @@ class CudaBackend : public graph::Backend {
       if (!s.exec) capture(s);
       ctx_.launch_graph(s.exec);
     } else {
-      ctx_.launch(s.sample.fn, s.sample.grid[0], 1, 1, s.sample.block, s.sample.params());
+      ctx_.launch(s.sample.fn, s.sample.grid[0], 1, 1, s.sample.block, s.sample.params(), s.sample.shared);
     }
     if (s.sampled) {
       // The ids; logits only if a row needs the host (output(), on demand).
@@ -380,7 +382,7 @@ class CudaBackend : public graph::Backend {
         DeviceBuffer f16 = ctx_.alloc(static_cast<size_t>(w.rows * w.cols) * 2);
         Launch l = make_launch(dequant_spec(w.type, w.cols), "dequant_f16", {1024}, 128,
                                {raw.ptr(), f16.ptr(), static_cast<uint64_t>(w.rows)});
-        ctx_.launch(l.fn, l.grid[0], 1, 1, l.block, l.params());
+        ctx_.launch(l.fn, l.grid[0], 1, 1, l.block, l.params(), l.shared);
         ctx_.synchronize();
         raw = std::move(f16);
         dw.type = TensorType::F16;
@@ -453,7 +455,8 @@ class CudaBackend : public graph::Backend {
                        i.registers, i.spill_stores, k.compile_seconds);
     }
     Launch l;
-    check(ctx_.api().cuModuleGetFunction(&l.fn, static_cast<CUmodule>(k.module), entry), entry);
+    l.fn = kernel_function(k, spec, entry);
+    l.shared = spec.dynamic_shared;
     int i = 0;
     for (int64_t gdim : grid) l.grid[i++] = static_cast<unsigned>(std::max<int64_t>(gdim, 1));
     l.block = block;
@@ -603,8 +606,8 @@ class CudaBackend : public graph::Backend {
     s.cu_graph = nullptr;
     check(a.cuStreamBeginCapture(ctx_.stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin graph capture");
     for (auto& node : s.node_launches)
-      for (Launch& l : node) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params());
-    ctx_.launch(s.sample.fn, s.sample.grid[0], 1, 1, s.sample.block, s.sample.params());
+      for (Launch& l : node) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params(), l.shared);
+    ctx_.launch(s.sample.fn, s.sample.grid[0], 1, 1, s.sample.block, s.sample.params(), s.sample.shared);
     check(a.cuStreamEndCapture(ctx_.stream(), &s.cu_graph), "end graph capture");
     check(a.cuGraphInstantiate(&s.exec, s.cu_graph, 0), "instantiate the step graph");
   }

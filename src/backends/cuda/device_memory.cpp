@@ -108,8 +108,9 @@ void DeviceContext::download_async(void* dst, CUdeviceptr src, size_t bytes) {
 
 void DeviceContext::synchronize() { check(api().cuStreamSynchronize(stream_), "stream synchronize"); }
 
-void DeviceContext::launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, void** params) {
-  check(api().cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, 0, stream_, params, nullptr), "kernel launch");
+void DeviceContext::launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, void** params,
+                           unsigned shared_bytes) {
+  check(api().cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, shared_bytes, stream_, params, nullptr), "kernel launch");
   stats_.kernel_launches++;
 }
 

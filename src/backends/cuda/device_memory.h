@@ -66,7 +66,9 @@ class DeviceContext {
   void upload_async(CUdeviceptr dst, const void* src, size_t bytes);
   void download_async(void* dst, CUdeviceptr src, size_t bytes);
   void synchronize();
-  void launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, void** params);
+  // shared_bytes: the kernel's dynamic shared memory (kernel_function allows it).
+  void launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, void** params,
+              unsigned shared_bytes = 0);
   void launch_graph(CUgraphExec exec);
 
   // Page-locked host memory for the per-step copies.

@@ -48,6 +48,7 @@ Driver::Driver() {
   load(api_.cuModuleLoadData, "cuModuleLoadData");
   load(api_.cuModuleUnload, "cuModuleUnload");
   load(api_.cuModuleGetFunction, "cuModuleGetFunction");
+  load(api_.cuFuncSetAttribute, "cuFuncSetAttribute");
   load(api_.cuLaunchKernel, "cuLaunchKernel");
   load(api_.cuMemAlloc, "cuMemAlloc", "cuMemAlloc_v2");
   load(api_.cuMemFree, "cuMemFree", "cuMemFree_v2");

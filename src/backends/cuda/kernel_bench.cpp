@@ -114,8 +114,7 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
 
   const KernelSpec spec = kernel_bench_spec(c);
   const std::string& entry = spec.entries.front();
-  CUfunction fn = nullptr;
-  check(a.cuModuleGetFunction(&fn, static_cast<CUmodule>(cache_.get(spec).module), entry.c_str()), entry.c_str());
+  const CUfunction fn = kernel_function(cache_.get(spec), spec, entry.c_str());
   // The backend's grids (cuda_backend.cpp): GEMVs (row blocks, token tiles),
   // GEMMs (token tiles, row tiles).
   unsigned gx, gy, threads;
@@ -160,7 +159,7 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
   for (auto& arg : args) {
     std::vector<void*> params;
     for (auto& v : arg) params.push_back(&v);
-    ctx_.launch(fn, gx, gy, 1, threads, params.data());
+    ctx_.launch(fn, gx, gy, 1, threads, params.data(), spec.dynamic_shared);
   }
   check(a.cuStreamEndCapture(ctx_.stream(), &graph), "end graph capture");
   check(a.cuGraphInstantiate(&exec, graph, 0), "instantiate the benchmark graph");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backends/cuda/driver_api.h"
 #include "backends/cuda/embedded_kernels.h"
 #include "common/error.h"
 
@@ -179,6 +180,17 @@ void KernelCache::write_file(const std::filesystem::path& path, const CachedKern
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) std::filesystem::remove(tmp, ec);
+}
+
+CUfunction kernel_function(const CachedKernel& k, const KernelSpec& spec, const char* entry) {
+  RAYO_CHECK(k.module != nullptr, "kernel ", entry, " of ", spec.key(), " was not loaded");
+  const DriverApi& api = Driver::get().api();
+  CUfunction fn = nullptr;
+  check(api.cuModuleGetFunction(&fn, static_cast<CUmodule>(k.module), entry), entry);
+  if (spec.dynamic_shared > 48 * 1024)
+    check(api.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(spec.dynamic_shared)),
+          "allow a kernel's dynamic shared memory");
+  return fn;
 }
 
 }  // namespace rayo::cuda

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/driver_api.h"
 #include "backends/cuda/kernel_specs.h"
 #include "backends/cuda/nvrtc.h"
 
@@ -40,6 +41,11 @@ struct CachedKernel {
   bool from_disk = false;
   void* module = nullptr;       // CUmodule, when a module loader is set
 };
+
+// The kernel `entry` of a variant loaded by a KernelCache with a module
+// loader, allowed the dynamic shared memory its spec asks for (above the
+// driver's default of 48 KB only when allowed). Throws rayo::Error on failure.
+CUfunction kernel_function(const CachedKernel& k, const KernelSpec& spec, const char* entry);
 
 class KernelCache {
  public:

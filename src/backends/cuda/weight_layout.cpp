@@ -47,7 +47,9 @@ WeightLayout gpu_layout(TensorType type, int64_t rows, int64_t cols) {
     l.planes.push_back(WeightPlane{first, bytes, offset});
     offset += static_cast<size_t>(blocks) * bytes;
   }
-  l.bytes = offset;
+  // The f16 GEMMs copy a plane of 2-byte fields in whole aligned 4-byte words
+  // (gemm.cuh), which may reach 2 bytes past the last block.
+  l.bytes = round_up(offset, 16);
   return l;
 }
 

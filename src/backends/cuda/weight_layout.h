@@ -6,7 +6,8 @@
 // block, each plane starting at a 256-byte boundary. Plane 0 holds the bulk of
 // the block (the quants, 16-byte multiples), the later planes its small
 // fields (scales, high bits). Nothing is added or converted: a matrix takes as
-// many bytes on the GPU as in the file, plus the planes' alignment padding.
+// many bytes on the GPU as in the file, plus the planes' alignment padding
+// (and its end rounded up to 16 bytes).
 //
 // Block b of row r is element r * (cols / block) + b of every plane. The
 // kernels compute the same offsets (kernels/weight_formats.cuh), from the

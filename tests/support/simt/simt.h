@@ -61,8 +61,24 @@ void mma_s8_m16n8k16(int32_t* c, const uint32_t* a, uint32_t b);
 uint32_t warp_ballot(bool pred);
 int lane_id();
 
-// Runs body (a kernel call) for every thread of every block of the grid.
-void launch(dim3 grid, dim3 block, const std::function<void()>& body);
+// cp.async (kernels/async_copy.cuh): the copy of `bytes` (4, 8 or 16, both
+// addresses aligned to it) into dynamic shared memory joins the thread's open
+// group; commit closes the group; wait(n) performs the copies of all but the
+// n most recently committed groups. A copy lands only when its own thread
+// waits for it, as late as a GPU may, so a read before the wait (or before the
+// barrier after it, by another thread) sees the old bytes. A thread that
+// exits with copies it never waited for aborts the test.
+void cp_async(void* dst, const void* src, int bytes);
+void cp_async_commit();
+void cp_async_wait(int pending);
+
+// The running block's dynamic shared memory (the launch's bytes, filled with
+// garbage at each block's start); aborts if `bytes` exceeds what the launch gave.
+void* dynamic_shared(size_t bytes);
+
+// Runs body (a kernel call) for every thread of every block of the grid, with
+// dynamic_shared_bytes of dynamic shared memory per block.
+void launch(dim3 grid, dim3 block, const std::function<void()>& body, size_t dynamic_shared_bytes = 0);
 
 // Statistics of the last launch (tests can check, e.g., that a kernel synchronised).
 struct LaunchStats {

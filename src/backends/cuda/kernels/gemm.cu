@@ -16,16 +16,16 @@ gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* 
   if (t0 >= n) return;
   const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
   const long long row0 = static_cast<long long>(blockIdx.y) * GEMM_ROWS;
-  __shared__ GemmShared sh;
+  GEMM_SHARED(sh);
   constexpr int kPer = gemm_units_per_chunk<WTYPE>();
-  auto stage = [&](int kc) {
+  auto units = [&](const UnitOp<COLS>& op) {
     for (int task = threadIdx.x; task < GEMM_ROWS * kPer; task += GEMM_THREADS) {
       const int r = task / kPer;
       const long long row = row0 + r < ROWS ? row0 + r : ROWS - 1;  // rows past the matrix: read, not written
-      gemm_stage_unit<WTYPE, ROWS, COLS>(w, row, kc, task % kPer, sh, r);
+      op(GemmMatrix<WTYPE, ROWS>{}, w, row, task % kPer, r);
     }
   };
-  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE>(stage, xq + static_cast<long long>(t0) * COLS,
+  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE>(units, xq + static_cast<long long>(t0) * COLS,
                              xds + static_cast<long long>(t0) * (COLS / 32),
                              offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
   float (*out)[GEMM_ROWS] = sh.out();

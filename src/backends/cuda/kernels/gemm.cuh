@@ -13,15 +13,22 @@
 // same names (GemmShared, gemm_stage_unit, gemm_tile), which a kernel file
 // picks by its GEMM_EXACT macro with gemm_namespace.cuh:
 //
-// gemm_f16 (GEMM_EXACT 0, prompts): K is walked GEMM_K (256) values at a time:
-//   1. the block decodes the tile's weights (Gpu<FMT>::values, a unit per
-//      task) and the tokens' twins (d * q) to f16 in shared memory;
-//   2. each warp multiplies them (mma.cuh: f16 in, f32 accumulators), per
+// gemm_f16 (GEMM_EXACT 0, prompts): K is walked GEMM_K (256) values at a time,
+// in a pipeline of asynchronous copies (async_copy.cuh):
+//   1. the block copies the tile's weights, each row's chunk as its format
+//      stores it (GPU layout planes), into one of two stages in shared
+//      memory, and the tokens' q8 twins into a third, with cp.async: chunk
+//      kc + 1's weights are in flight while chunk kc is decoded and
+//      multiplied;
+//   2. it decodes a landed chunk to f16 tiles (Gpu<FMT>::read from the stage,
+//      Gpu<FMT>::values, a unit per task; tokens as d * q);
+//   3. each warp multiplies them (mma.cuh: f16 in, f32 accumulators), per
 //      step of 16 values of K.
-// Shared memory rows are 256 halves (512 bytes); their 16-byte chunks are
+// f16 tile rows are 256 halves (512 bytes); their 16-byte chunks are
 // XOR-swizzled by row % 8, so the fragment loads of 8 rows (or 8 tokens) and
 // the 16-byte stores hit distinct banks. Its results differ from the GEMVs' by
-// the f16 rounding of weights and activations.
+// the f16 rounding of weights and activations. The 96 KB of shared memory
+// allow 2 blocks per SM on an H100 (1 on an A100).
 //
 // gemm_exact (GEMM_EXACT 1, gemm_exact.cuh; batch-invariant graphs): int8 in
 // the GEMVs' order, the GEMV's bits for every output. The GEMV's lane p sums
@@ -47,6 +54,7 @@
 //
 // Last measured: not yet (written without a GPU).
 #pragma once
+#include "async_copy.cuh"
 #include "mma.cuh"
 #include "weight_formats.cuh"
 
@@ -55,6 +63,13 @@
 #define GEMM_ROWS 64
 #define GEMM_TOKENS 32
 #define GEMM_K 256
+
+// A matrix of a tile's rows: format FMT, M rows. The callers' units(op) pass
+// one to op with each unit task, so that gemm_tile reads every row by its own
+// format. (op is a UnitOp<K> of the kernel's namespace: NVRTC compiles no
+// generic lambdas.)
+template <int FMT, long long M>
+struct GemmMatrix {};
 
 // Units of format FMT in a chunk of GEMM_K values.
 template <int FMT>
@@ -93,33 +108,96 @@ RAYO_UNROLL
 
 namespace gemm_f16 {
 #define GEMM_WORDS (GEMM_K / 2)  // 32-bit words (two halves) in a shared row
+// Bytes of a stage slot: one row's chunk of any format as copied (StagePlanes;
+// Q8_0's 276 the most). 304 = 76 words: the 16-byte reads of 8 consecutive
+// slots start 12 banks apart, in distinct groups of 4.
+#define GEMM_SLOT 304
 
 // The word of row `row` holding halves 2*word, 2*word+1 of its K chunk.
 __device__ __forceinline__ int gemm_swizzle(int row, int word) { return ((word >> 2) ^ (row & 7)) * 4 + (word & 3); }
 
-// The shared tiles: weights [GEMM_ROWS][GEMM_WORDS] and tokens
-// [GEMM_TOKENS][GEMM_WORDS] as f16 pairs; after the K loop the weight tile holds
-// the sums, out[GEMM_TOKENS][GEMM_ROWS] floats, and the token tile the tokens'
-// 1/rms (norm).
-struct alignas(16) GemmShared {  // 16-byte stores into x
+// The shared memory of a block (dynamic: 96 KB, kernel_specs.h's
+// kGemmF16SharedBytes): the f16 tiles the tensor cores read, weights
+// [GEMM_ROWS][GEMM_WORDS] and tokens [GEMM_TOKENS][GEMM_WORDS] as f16 pairs,
+// and the stages the asynchronous copies fill: each row's chunk as its
+// format stores it (two stages, chunks kc % 2), and the tokens' q8 twin (one
+// stage). After the K loop the weight tile holds the sums, out[GEMM_TOKENS]
+// [GEMM_ROWS] floats, and the token tile the tokens' 1/rms (norm).
+struct alignas(16) GemmShared {
   u32 w[GEMM_ROWS][GEMM_WORDS];
   u32 x[GEMM_TOKENS][GEMM_WORDS];
+  u8 raw[2][GEMM_ROWS][GEMM_SLOT];
+  i8 xq[GEMM_TOKENS][GEMM_K];
+  float2 xds[GEMM_TOKENS][GEMM_K / 32];
   __device__ float (*out())[GEMM_ROWS] { return reinterpret_cast<float (*)[GEMM_ROWS]>(&w[0][0]); }
   __device__ float* inv() { return reinterpret_cast<float*>(&x[0][0]); }
 };
+static_assert(sizeof(GemmShared) == 98304, "kernel_specs.h's kGemmF16SharedBytes");
 
-// Decodes unit uc of chunk kc of a row of a matrix of format FMT into shared
-// row `srow`: values converted to f16 pairs at their swizzled places.
-// Units past the row's end (K not a multiple of GEMM_K) give zeros.
+// A row's chunk of format FMT in a stage slot, read as Gpu<FMT>::read reads a
+// matrix (weight_formats.cuh: GlobalPlanes): plane p's part of the chunk's
+// blocks, from block b0 on, at offset(p). A plane of 2-byte fields (the f16
+// scales d) is copied in whole aligned words, so its part starts at the even
+// block at or before b0.
+template <int FMT>
+struct StagePlanes {
+  static constexpr int kBlocks = GEMM_K / Gpu<FMT>::kBlock;  // per chunk: 8 or 1
+  __device__ static constexpr int span(int p) {
+    return plane_bytes<FMT>(p) == 2 ? (2 * (kBlocks + 1) + 3) / 4 * 4 : kBlocks * plane_bytes<FMT>(p);
+  }
+  __device__ static constexpr int offset(int p) { return p == 0 ? 0 : p == 1 ? span(0) : span(0) + span(1); }
+  static_assert(Gpu<FMT>::kPlane0 % 16 == 0, "plane 0 copies in 16-byte pieces");
+  static_assert(offset(2) + span(2) <= GEMM_SLOT, "a chunk fits its slot");
+  __device__ static long long first(int p, long long b0) { return plane_bytes<FMT>(p) == 2 ? (b0 & ~1LL) : b0; }
+
+  const u8* slot;
+  long long b0;
+  __device__ const u8* at(int p, long long b, int byte) const {
+    return slot + offset(p) + (b - first(p, b0)) * plane_bytes<FMT>(p) + byte;
+  }
+  __device__ uint4 ld16(int p, long long b, int byte) const { return *reinterpret_cast<const uint4*>(at(p, b, byte)); }
+  __device__ u32 ld4(int p, long long b, int byte) const { return *reinterpret_cast<const u32*>(at(p, b, byte)); }
+  __device__ u16 ld2(int p, long long b, int byte) const { return *reinterpret_cast<const u16*>(at(p, b, byte)); }
+};
+
+// Issues the copies of unit task uc (of gemm_units_per_chunk<FMT>() per row)
+// of chunk kc of a row of an M x K matrix of format FMT into slot `srow` of
+// stage kc % 2: the tasks share the chunk's 16-byte pieces of plane 0 and the
+// 4-byte pieces of the others round robin. Blocks past the row's end (K not a
+// multiple of GEMM_K) are not copied.
 template <int FMT, long long M, int K>
 __device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int kc, int uc, GemmShared& sh, int srow) {
-  u32 (*ws)[GEMM_WORDS] = sh.w;
+  using S = StagePlanes<FMT>;
+  constexpr int kPer = gemm_units_per_chunk<FMT>();
+  constexpr int kRowBlocks = K / Gpu<FMT>::kBlock;
+  const int n = kRowBlocks - kc * S::kBlocks < S::kBlocks ? kRowBlocks - kc * S::kBlocks : S::kBlocks;
+  const long long b0 = row * kRowBlocks + static_cast<long long>(kc) * S::kBlocks;
+  const GlobalPlanes<FMT, M, K> g{w};
+  u8* slot = sh.raw[kc % 2][srow];
+  for (int i = uc; i < n * Gpu<FMT>::kPlane0 / 16; i += kPer) cp_async<16>(slot + 16 * i, g.at(0, b0, 16 * i));
+RAYO_UNROLL
+  for (int p = 1; p < 3; ++p) {
+    const int bytes = plane_bytes<FMT>(p);
+    if (bytes == 0) continue;
+    const long long first = S::first(p, b0);
+    const int words = bytes == 2 ? static_cast<int>(b0 + n - first + 1) / 2 : n * bytes / 4;
+    for (int i = uc; i < words; i += kPer) cp_async<4>(slot + S::offset(p) + 4 * i, g.at(p, first, 4 * i));
+  }
+}
+
+// Decodes unit task uc of chunk kc of that row from its stage into shared
+// row `srow` of the f16 tile: values converted to f16 pairs at their swizzled
+// places; units past the row's end give zeros.
+template <int FMT, int K>
+__device__ __forceinline__ void gemm_decode_unit(long long row, int kc, int uc, GemmShared& sh, int srow) {
   using F = Gpu<FMT>;
-  constexpr int kPerChunk = GEMM_K / F::kUnit;
-  const int u = kc * kPerChunk + uc;
+  using S = StagePlanes<FMT>;
+  constexpr int kPerBlock = F::kBlock / F::kUnit;
+  const int u = kc * gemm_units_per_chunk<FMT>() + uc;
   float v[F::kUnit];
   if (u < K / F::kUnit) {
-    F::values(F::template load<M, K>(w, row, u), v);
+    const long long b0 = row * (K / F::kBlock) + static_cast<long long>(kc) * S::kBlocks;
+    F::values(F::read(S{sh.raw[kc % 2][srow], b0}, b0 + uc / kPerBlock, uc % kPerBlock), v);
   } else {
 RAYO_UNROLL
     for (int i = 0; i < F::kUnit; ++i) v[i] = 0.0f;
@@ -127,21 +205,37 @@ RAYO_UNROLL
 RAYO_UNROLL
   for (int i = 0; i < F::kUnit; i += 2) {
     const int word = F::offset(uc, i) / 2;  // a unit's runs are even-aligned, so v[i], v[i+1] share a word
-    ws[srow][gemm_swizzle(srow, word)] = pack_half2(v[i], v[i + 1]);
+    sh.w[srow][gemm_swizzle(srow, word)] = pack_half2(v[i], v[i + 1]);
   }
 }
 
-// The tokens' part of chunk kc: t < nt from the q8 twin (q, ds), as f16(d * q);
-// tokens past nt as zeros.
+// Issues the copies of the tokens' q8 twin for chunk kc (tokens t < nt,
+// values below K) into the token stage.
 template <int K>
-__device__ __forceinline__ void gemm_stage_tokens(const i8* xq, const float2* xds, int nt, int kc, GemmShared& sh) {
+__device__ __forceinline__ void gemm_stage_token_copies(const i8* xq, const float2* xds, int nt, int kc,
+                                                        GemmShared& sh) {
+  for (int task = threadIdx.x; task < GEMM_TOKENS * (GEMM_K / 16); task += GEMM_THREADS) {
+    const int t = task / (GEMM_K / 16), piece = task % (GEMM_K / 16);
+    const long long k = static_cast<long long>(kc) * GEMM_K + 16 * piece;
+    if (t < nt && k < K) cp_async<16>(&sh.xq[t][16 * piece], xq + static_cast<long long>(t) * K + k);
+  }
+  for (int task = threadIdx.x; task < GEMM_TOKENS * (GEMM_K / 32); task += GEMM_THREADS) {
+    const int t = task / (GEMM_K / 32), blk = task % (GEMM_K / 32);
+    const long long k = static_cast<long long>(kc) * GEMM_K + 32 * blk;
+    if (t < nt && k < K) cp_async<8>(&sh.xds[t][blk], xds + static_cast<long long>(t) * (K / 32) + k / 32);
+  }
+}
+
+// The token tile of chunk kc from the token stage: t < nt as f16(d * q);
+// tokens past nt, and values past K, as zeros.
+template <int K>
+__device__ __forceinline__ void gemm_stage_tokens(int nt, int kc, GemmShared& sh) {
   for (int task = threadIdx.x; task < GEMM_TOKENS * (GEMM_K / 8); task += GEMM_THREADS) {
     const int t = task / (GEMM_K / 8), grp = task % (GEMM_K / 8);
     uint4 packed = make_uint4(0, 0, 0, 0);
     if (t < nt && static_cast<long long>(kc) * GEMM_K + 8 * grp < K) {
-      const long long k = static_cast<long long>(kc) * GEMM_K + 8 * grp;
-      const uint2 q = __ldg(reinterpret_cast<const uint2*>(xq + static_cast<long long>(t) * K + k));
-      const float d = __ldg(xds + static_cast<long long>(t) * (K / 32) + k / 32).x;
+      const uint2 q = *reinterpret_cast<const uint2*>(&sh.xq[t][8 * grp]);
+      const float d = sh.xds[t][grp / 4].x;
       auto at = [&](int i) {
         const u32 wv = i < 4 ? q.x : q.y;
         return static_cast<float>(static_cast<i8>((wv >> (8 * (i % 4))) & 0xFF)) * d;
@@ -183,14 +277,39 @@ RAYO_UNROLL
   }
 }
 
-// The whole K loop of a tile: stage_rows(kc) fills sh.w with the 64 shared
-// rows' chunk kc (the caller decides which matrix row each is), then the
-// tokens, then the multiply. Leaves the sums in sh.out()[token][row] and, with
-// kNorm, each token's 1/rms in sh.inv(); every thread must call it. (FMT_LO
-// and FMT_HI, the formats of rows 0..31 and 32..63, matter to GEMM_EXACT only.)
-template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename StageRows>
-__device__ __forceinline__ void gemm_tile(const StageRows& stage_rows, const i8* xq, const float2* xds, const float* xss,
+// What gemm_tile does with each unit task of chunk kc: issue its copies, or
+// decode it from its stage.
+template <int K>
+struct UnitOp {
+  GemmShared& sh;
+  int kc;
+  bool decode;
+  template <int FMT, long long M>
+  __device__ void operator()(GemmMatrix<FMT, M>, const u8* w, long long row, int uc, int srow) const {
+    if (decode)
+      gemm_decode_unit<FMT, K>(row, kc, uc, sh, srow);
+    else
+      gemm_stage_unit<FMT, M, K>(w, row, kc, uc, sh, srow);
+  }
+};
+
+// The whole K loop of a tile. units(op) calls op(GemmMatrix<FMT, M>{}, w,
+// row, uc, srow) for every unit task of the tile's 64 shared rows (the caller
+// decides which matrix row each is). Per chunk kc, software-pipelined:
+//   - the copies of chunk kc + 1's weights are issued first (stage (kc+1) % 2),
+//     so they are in flight while chunk kc is decoded and multiplied;
+//   - the block waits for chunk kc's copies, decodes them into the f16 tiles,
+//     then issues the copies of chunk kc + 1's tokens (their stage is free
+//     once decoded) and multiplies.
+// Each iteration commits one group of copies before its wait and one after,
+// so cp_async_wait<1> leaves only the newest (the next chunk's weights) in
+// flight. Leaves the sums in sh.out()[token][row] and, with kNorm, each
+// token's 1/rms in sh.inv(); every thread must call it. (FMT_LO and FMT_HI,
+// the formats of rows 0..31 and 32..63, matter to GEMM_EXACT only.)
+template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>
+__device__ __forceinline__ void gemm_tile(const Units& units, const i8* xq, const float2* xds, const float* xss,
                                           float eps, int nt, GemmShared& sh) {
+  constexpr int kChunks = (K + GEMM_K - 1) / GEMM_K;
   float acc[2][2][4];
 RAYO_UNROLL
   for (int mi = 0; mi < 2; ++mi)
@@ -198,13 +317,22 @@ RAYO_UNROLL
     for (int ni = 0; ni < 2; ++ni)
 RAYO_UNROLL
       for (int i = 0; i < 4; ++i) acc[mi][ni][i] = 0.0f;
-  for (int kc = 0; kc < (K + GEMM_K - 1) / GEMM_K; ++kc) {
-    __syncthreads();  // the previous chunk's multiply is done with the tiles
-    stage_rows(kc);
-    gemm_stage_tokens<K>(xq, xds, nt, kc, sh);
+  units(UnitOp<K>{sh, 0, false});
+  gemm_stage_token_copies<K>(xq, xds, nt, 0, sh);
+  cp_async_commit();
+  for (int kc = 0; kc < kChunks; ++kc) {
+    if (kc + 1 < kChunks) units(UnitOp<K>{sh, kc + 1, false});
+    cp_async_commit();
+    cp_async_wait<1>();  // chunk kc's weights and tokens have landed ...
+    __syncthreads();     // ... everyone's; and the previous multiply is done with the tiles
+    units(UnitOp<K>{sh, kc, true});
+    gemm_stage_tokens<K>(nt, kc, sh);
     __syncthreads();
+    if (kc + 1 < kChunks) gemm_stage_token_copies<K>(xq, xds, nt, kc + 1, sh);
+    cp_async_commit();
     gemm_mma_chunk(sh, acc);
   }
+  cp_async_wait<0>();  // nothing is left but empty groups
   __syncthreads();
   gemm_tile_results<K, kNorm>(acc, xss, eps, nt, sh);
 }

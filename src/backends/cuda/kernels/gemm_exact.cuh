@@ -73,7 +73,7 @@ __device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int 
   const int u = O::unit(kc * O::kPerStage + uc);
   int q[kInts];
   if (u >= 0) {
-    const typename F::Unit unit = F::template load<M, K>(w, row, u);
+    const typename F::Unit unit = load_unit<FMT, M, K>(w, row, u);
     F::ints(unit, q);
     store_meta(F::meta(unit), &sh.meta[srow][uc * (GEMM_META_BYTES / O::kPerStage)]);
   } else {
@@ -196,10 +196,21 @@ RAYO_UNROLL
   }
 }
 
+// What gemm_tile does with each unit task of stage kc: stage it.
+template <int K>
+struct UnitOp {
+  GemmShared& sh;
+  int kc;
+  template <int FMT, long long M>
+  __device__ void operator()(GemmMatrix<FMT, M>, const u8* w, long long row, int uc, int srow) const {
+    gemm_stage_unit<FMT, M, K>(w, row, kc, uc, sh, srow);
+  }
+};
+
 // As gemm.cuh's f16 gemm_tile: rows 0..31 of format FMT_LO, 32..63 of FMT_HI
 // (the same unit shape: the tokens are staged once, as FMT_LO reads them).
-template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename StageRows>
-__device__ __forceinline__ void gemm_tile(const StageRows& stage_rows, const i8* xq, const float2* xds, const float* xss,
+template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>
+__device__ __forceinline__ void gemm_tile(const Units& units, const i8* xq, const float2* xds, const float* xss,
                                           float eps, int nt, GemmShared& sh) {
   static_assert(Gpu<FMT_LO>::kUnit == Gpu<FMT_HI>::kUnit, "one unit shape per tile");
   constexpr bool kXSums = Gpu<FMT_LO>::kXSums || Gpu<FMT_HI>::kXSums;
@@ -217,7 +228,7 @@ RAYO_UNROLL
   const bool lo = threadIdx.x / WARP % 2 == 0;
   for (int kc = 0; kc < ExactOrder<FMT_LO, K>::kStages; ++kc) {
     __syncthreads();  // the previous stage's multiply is done with the tiles
-    stage_rows(kc);
+    units(UnitOp<K>{sh, kc});
     gemm_stage_tokens<FMT_LO, K, kXSums>(xq, xds, nt, kc, sh);
     __syncthreads();
     if (FMT_LO == FMT_HI || lo)

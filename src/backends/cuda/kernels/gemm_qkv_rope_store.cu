@@ -44,24 +44,21 @@ gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, c
   if (t0 >= n) return;
   const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
   const int pair0 = blockIdx.y * TILE_PAIRS;
-  __shared__ GemmShared sh;
+  GEMM_SHARED(sh);
   // Every shared row takes up to 8 unit tasks (the 32-value formats' count); a
   // format with fewer units per chunk skips the rest.
-  auto stage = [&](int kc) {
+  auto units = [&](const UnitOp<COLS>& op) {
     for (int task = threadIdx.x; task < GEMM_ROWS * 8; task += GEMM_THREADS) {
       const int srow = task / 8, uc = task % 8;
       const int p = pair0 + srow / 2 < QKV_PAIRS ? pair0 + srow / 2 : QKV_PAIRS - 1;
       const QkvPair qp = qkv_pair(p);
       const long long row = srow % 2 ? qp.r1 : qp.r0;
       if (qp.which == 0) {
-        if (uc < gemm_units_per_chunk<QTYPE>())
-          gemm_stage_unit<QTYPE, N_HEAD * HEAD_DIM, COLS>(wq, row, kc, uc, sh, srow);
+        if (uc < gemm_units_per_chunk<QTYPE>()) op(GemmMatrix<QTYPE, N_HEAD * HEAD_DIM>{}, wq, row, uc, srow);
       } else if (qp.which == 1) {
-        if (uc < gemm_units_per_chunk<KTYPE>())
-          gemm_stage_unit<KTYPE, N_HEAD_KV * HEAD_DIM, COLS>(wk, row, kc, uc, sh, srow);
+        if (uc < gemm_units_per_chunk<KTYPE>()) op(GemmMatrix<KTYPE, N_HEAD_KV * HEAD_DIM>{}, wk, row, uc, srow);
       } else {
-        if (uc < gemm_units_per_chunk<VTYPE>())
-          gemm_stage_unit<VTYPE, N_HEAD_KV * HEAD_DIM, COLS>(wv, row, kc, uc, sh, srow);
+        if (uc < gemm_units_per_chunk<VTYPE>()) op(GemmMatrix<VTYPE, N_HEAD_KV * HEAD_DIM>{}, wv, row, uc, srow);
       }
     }
   };
@@ -73,13 +70,13 @@ gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, c
   // whose format decides how the tokens are staged.
   const int which = qkv_pair(pair0).which;
   if (which == 0)
-    gemm_tile<COLS, NORM != 0, QTYPE, QTYPE>(stage, tq, tds, tss, EPS, nt, sh);
+    gemm_tile<COLS, NORM != 0, QTYPE, QTYPE>(units, tq, tds, tss, EPS, nt, sh);
   else if (which == 1)
-    gemm_tile<COLS, NORM != 0, KTYPE, KTYPE>(stage, tq, tds, tss, EPS, nt, sh);
+    gemm_tile<COLS, NORM != 0, KTYPE, KTYPE>(units, tq, tds, tss, EPS, nt, sh);
   else
-    gemm_tile<COLS, NORM != 0, VTYPE, VTYPE>(stage, tq, tds, tss, EPS, nt, sh);
+    gemm_tile<COLS, NORM != 0, VTYPE, VTYPE>(units, tq, tds, tss, EPS, nt, sh);
 #else
-  gemm_tile<COLS, NORM != 0, QTYPE, QTYPE>(stage, tq, tds, tss, EPS, nt, sh);
+  gemm_tile<COLS, NORM != 0, QTYPE, QTYPE>(units, tq, tds, tss, EPS, nt, sh);
 #endif
   float (*out)[GEMM_ROWS] = sh.out();
   for (int task = threadIdx.x; task < GEMM_TOKENS * TILE_PAIRS; task += GEMM_THREADS) {

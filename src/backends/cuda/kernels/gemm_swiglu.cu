@@ -17,21 +17,21 @@ gemm_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const floa
   if (t0 >= n) return;
   const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
   const long long row0 = static_cast<long long>(blockIdx.y) * SWIGLU_ROWS;
-  __shared__ GemmShared sh;
+  GEMM_SHARED(sh);
   constexpr int kPerG = gemm_units_per_chunk<WTYPE>(), kPerU = gemm_units_per_chunk<WTYPE2>();
-  auto stage = [&](int kc) {
+  auto units = [&](const UnitOp<COLS>& op) {
     for (int task = threadIdx.x; task < SWIGLU_ROWS * (kPerG + kPerU); task += GEMM_THREADS) {
       const bool gate = task < SWIGLU_ROWS * kPerG;
       const int local = gate ? task : task - SWIGLU_ROWS * kPerG, per = gate ? kPerG : kPerU;
       const int r = local / per;
       const long long row = row0 + r < ROWS ? row0 + r : ROWS - 1;
       if (gate)
-        gemm_stage_unit<WTYPE, ROWS, COLS>(wg, row, kc, local % per, sh, r);
+        op(GemmMatrix<WTYPE, ROWS>{}, wg, row, local % per, r);
       else
-        gemm_stage_unit<WTYPE2, ROWS, COLS>(wu, row, kc, local % per, sh, SWIGLU_ROWS + r);
+        op(GemmMatrix<WTYPE2, ROWS>{}, wu, row, local % per, SWIGLU_ROWS + r);
     }
   };
-  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE2>(stage, xq + static_cast<long long>(t0) * COLS,
+  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE2>(units, xq + static_cast<long long>(t0) * COLS,
                              xds + static_cast<long long>(t0) * (COLS / 32),
                              offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
   float (*out)[GEMM_ROWS] = sh.out();

@@ -68,7 +68,7 @@ __device__ __forceinline__ void warp_rows_q8(const u8* w, const long long (&rows
   for (int u = threadIdx.x % WARP; u < kUnits; u += WARP) {
     typename F::Unit wu[GEMV_ROWS_PER_WARP];
 RAYO_UNROLL
-    for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) wu[r] = F::template load<M, K>(w, rows[r], u);
+    for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) wu[r] = load_unit<FMT, M, K>(w, rows[r], u);
 RAYO_UNROLL
     for (int t = 0; t < kTokens; ++t) {
       if (t < nt) {
@@ -101,8 +101,8 @@ __device__ __forceinline__ void warp_rows_q8_pair(const u8* w1, const u8* w2, co
     typename B::Unit wb[GEMV_ROWS_PER_WARP];
 RAYO_UNROLL
     for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) {
-      wa[r] = A::template load<M, K>(w1, rows[r], u);
-      wb[r] = B::template load<M, K>(w2, rows[r], u);
+      wa[r] = load_unit<F1, M, K>(w1, rows[r], u);
+      wb[r] = load_unit<F2, M, K>(w2, rows[r], u);
     }
 RAYO_UNROLL
     for (int t = 0; t < kTokens; ++t) {

@@ -4,7 +4,7 @@
 // DP4A, for the GEMV kernels (gemv.cuh).
 //
 // The unit of work is a `unit` of 32 or 64 consecutive-or-interleaved values of
-// a row: what one lane decodes per step. Gpu<FMT>::load reads a unit of a row
+// a row: what one lane decodes per step. load_unit reads a unit of a row
 // with 16-byte streaming loads, load_act reads the matching activations of one
 // token, unit_dot multiplies them. Units of the 256-value formats are:
 //   Q4_K, Q5_K  j = 0..3: values 64j .. 64j+63 (nibbles qs[32j .. 32j+31], low then high)
@@ -79,10 +79,6 @@ __device__ __forceinline__ u32 word(const uint4& v, int i) { return i == 0 ? v.x
 // Byte j (0..15) of v.
 __device__ __forceinline__ int byte_of(const uint4& v, int j) { return static_cast<int>((word(v, j / 4) >> (8 * (j % 4))) & 0xFF); }
 
-// Where plane p of an R x K matrix of format FMT starts (weight_layout.cpp).
-template <int FMT, long long R, int K>
-struct Planes;
-
 // The activations of one unit of one token (q8_act.cuh layout): up to 64
 // values as 16 ints of 4 int8 lanes, and the (d, d * sum) of up to 4 blocks of 32.
 struct Act {
@@ -101,14 +97,40 @@ __device__ __forceinline__ void ld_act16(const i8* p, int* q) {
 template <int FMT>
 struct Gpu;
 
-// Plane offsets: each plane starts at the next 256-byte boundary after the
-// previous one (blocks * bytes per block).
+// Bytes per block of plane p (0..2) of format FMT (Gpu<FMT>::kPlane0..2).
+template <int FMT>
+__device__ __forceinline__ constexpr int plane_bytes(int p) {
+  return p == 0 ? Gpu<FMT>::kPlane0 : p == 1 ? Gpu<FMT>::kPlane1 : Gpu<FMT>::kPlane2;
+}
+
+// Where a format's blocks are read from: Gpu<FMT>::read(src, b, j) takes unit
+// j of block b through src.ld16 / ld4 / ld2(plane, b, byte), the bytes at
+// `byte` of block b's part of that plane. GlobalPlanes reads an R x K matrix
+// in its GPU layout (weight_layout.h: each plane starts at the next 256-byte
+// boundary after the previous one) with streaming loads; the f16 GEMM's stage
+// (gemm.cuh) reads its copy of a row's chunk in shared memory.
 __device__ __forceinline__ constexpr long long round256(long long v) { return (v + 255) / 256 * 256; }
-template <long long BLOCKS, int B0, int B1, int B2>
-struct PlaneOffsets {
-  static constexpr long long p1 = round256(BLOCKS * B0);
-  static constexpr long long p2 = round256(p1 + BLOCKS * B1);
+template <int FMT, long long R, int K>
+struct GlobalPlanes {
+  static constexpr long long kBlocks = R * (K / Gpu<FMT>::kBlock);
+  static constexpr long long kP1 = round256(kBlocks * Gpu<FMT>::kPlane0);
+  static constexpr long long kP2 = round256(kP1 + kBlocks * Gpu<FMT>::kPlane1);
+  const u8* w;
+  __device__ const u8* at(int p, long long b, int byte) const {
+    return w + (p == 0 ? 0 : p == 1 ? kP1 : kP2) + b * plane_bytes<FMT>(p) + byte;
+  }
+  __device__ uint4 ld16(int p, long long b, int byte) const { return ld_stream16(at(p, b, byte)); }
+  __device__ u32 ld4(int p, long long b, int byte) const { return ld_stream4(at(p, b, byte)); }
+  __device__ u16 ld2(int p, long long b, int byte) const { return ld_stream2(at(p, b, byte)); }
 };
+
+// Unit u of row `row` of an R x K matrix of format FMT in its GPU layout.
+template <int FMT, long long R, int K>
+__device__ __forceinline__ typename Gpu<FMT>::Unit load_unit(const u8* w, long long row, int u) {
+  using F = Gpu<FMT>;
+  constexpr int kPerBlock = F::kBlock / F::kUnit;
+  return F::read(GlobalPlanes<FMT, R, K>{w}, row * (K / F::kBlock) + u / kPerBlock, u % kPerBlock);
+}
 
 // GEMMs decode a matrix a 256-value chunk of a row at a time: 256 / kUnit
 // units, Gpu<FMT>::values giving each unit's values and Gpu<FMT>::offset where
@@ -149,11 +171,10 @@ struct Gpu<FMT_Q4_0> : Block32Unit {
     uint4 qs;
     u16 d;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    constexpr long long nb = K / 32;
-    const long long b = row * nb + u;
-    return Unit{ld_stream16(w + b * 16), ld_stream2(w + PlaneOffsets<R * nb, 16, 2, 0>::p1 + b * 2)};
+  static constexpr int kPlane0 = 16, kPlane1 = 2, kPlane2 = 0;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int) {
+    return Unit{s.ld16(0, b, 0), s.ld2(1, b, 0)};
   }
   struct Meta {
     float d;
@@ -182,11 +203,10 @@ struct Gpu<FMT_Q4_1> : Block32Unit {
     uint4 qs;
     u32 dm;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    constexpr long long nb = K / 32;
-    const long long b = row * nb + u;
-    return Unit{ld_stream16(w + b * 16), ld_stream4(w + PlaneOffsets<R * nb, 16, 4, 0>::p1 + b * 4)};
+  static constexpr int kPlane0 = 16, kPlane1 = 4, kPlane2 = 0;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int) {
+    return Unit{s.ld16(0, b, 0), s.ld4(1, b, 0)};
   }
   struct Meta {
     float d, m;
@@ -226,12 +246,10 @@ struct Gpu<FMT_Q5_0> : Block32Unit {
     u32 qh;
     u16 d;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    constexpr long long nb = K / 32;
-    using P = PlaneOffsets<R * nb, 16, 4, 2>;
-    const long long b = row * nb + u;
-    return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream2(w + P::p2 + b * 2)};
+  static constexpr int kPlane0 = 16, kPlane1 = 4, kPlane2 = 2;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int) {
+    return Unit{s.ld16(0, b, 0), s.ld4(1, b, 0), s.ld2(2, b, 0)};
   }
   struct Meta {
     float d;
@@ -261,12 +279,10 @@ struct Gpu<FMT_Q5_1> : Block32Unit {
     uint4 qs;
     u32 qh, dm;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    constexpr long long nb = K / 32;
-    using P = PlaneOffsets<R * nb, 16, 4, 4>;
-    const long long b = row * nb + u;
-    return Unit{ld_stream16(w + b * 16), ld_stream4(w + P::p1 + b * 4), ld_stream4(w + P::p2 + b * 4)};
+  static constexpr int kPlane0 = 16, kPlane1 = 4, kPlane2 = 4;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int) {
+    return Unit{s.ld16(0, b, 0), s.ld4(1, b, 0), s.ld4(2, b, 0)};
   }
   struct Meta {
     float d, m;
@@ -295,12 +311,10 @@ struct Gpu<FMT_Q8_0> : Block32Unit {
     uint4 q0, q1;
     u16 d;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    constexpr long long nb = K / 32;
-    const long long b = row * nb + u;
-    return Unit{ld_stream16(w + b * 32), ld_stream16(w + b * 32 + 16),
-                ld_stream2(w + PlaneOffsets<R * nb, 32, 2, 0>::p1 + b * 2)};
+  static constexpr int kPlane0 = 32, kPlane1 = 2, kPlane2 = 0;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int) {
+    return Unit{s.ld16(0, b, 0), s.ld16(0, b, 16), s.ld2(1, b, 0)};
   }
   struct Meta {
     float d;
@@ -399,11 +413,10 @@ struct Gpu<FMT_Q4_K> : K64Unit {
     uint4 head, q0, q1;
     int j;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    const u8* b = w + (row * (K / 256) + u / 4) * 144;
-    const int j = u % 4;
-    return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * j), ld_stream16(b + 32 + 32 * j), j};
+  static constexpr int kPlane0 = 144, kPlane1 = 0, kPlane2 = 0;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int j) {
+    return Unit{s.ld16(0, b, 0), s.ld16(0, b, 16 + 32 * j), s.ld16(0, b, 32 + 32 * j), j};
   }
   __device__ static Meta meta(const Unit& w) { return meta_of(w.head, w.j); }
   __device__ static void ints(const Unit& w, int* q) {
@@ -432,12 +445,11 @@ struct Gpu<FMT_Q5_K> : K64Unit {
     uint4 head, h0, h1, q0, q1;
     int j;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    const u8* b = w + (row * (K / 256) + u / 4) * 176;
-    const int j = u % 4;
-    return Unit{ld_stream16(b), ld_stream16(b + 16), ld_stream16(b + 32), ld_stream16(b + 48 + 32 * j),
-                ld_stream16(b + 64 + 32 * j), j};
+  static constexpr int kPlane0 = 176, kPlane1 = 0, kPlane2 = 0;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int j) {
+    return Unit{s.ld16(0, b, 0), s.ld16(0, b, 16), s.ld16(0, b, 32), s.ld16(0, b, 48 + 32 * j),
+                s.ld16(0, b, 64 + 32 * j), j};
   }
   __device__ static Meta meta(const Unit& w) { return meta_of(w.head, w.j); }
   __device__ static void ints(const Unit& w, int* q) {
@@ -472,18 +484,16 @@ struct Gpu<FMT_Q6_K> {
     u16 d;
     int h, a;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    constexpr long long nb = K / 256;
-    const long long blk = row * nb + u / 4;
-    const u8* b = w + blk * 208;
-    const int h = (u % 4) / 2, a = u % 2;
-    return Unit{ld_stream16(b + 64 * h + 32 * a),
-                ld_stream16(b + 64 * h + 32 * a + 16),
-                ld_stream16(b + 128 + 32 * h),
-                ld_stream16(b + 144 + 32 * h),
-                ld_stream16(b + 192),
-                ld_stream2(w + PlaneOffsets<R * nb, 208, 2, 0>::p1 + blk * 2),
+  static constexpr int kPlane0 = 208, kPlane1 = 2, kPlane2 = 0;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int j) {
+    const int h = j / 2, a = j % 2;
+    return Unit{s.ld16(0, b, 64 * h + 32 * a),
+                s.ld16(0, b, 64 * h + 32 * a + 16),
+                s.ld16(0, b, 128 + 32 * h),
+                s.ld16(0, b, 144 + 32 * h),
+                s.ld16(0, b, 192),
+                s.ld2(1, b, 0),
                 h,
                 a};
   }
@@ -578,14 +588,11 @@ struct Gpu<FMT_Q2_K> : K16Unit {
     u32 dm;
     int h, i;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    constexpr long long nb = K / 256;
-    const long long blk = row * nb + u / 4;
-    const u8* b = w + blk * 80;
-    const int h = (u % 4) / 2, i = u % 2;
-    return Unit{ld_stream16(b), ld_stream16(b + 16 + 32 * h + 16 * i),
-                ld_stream4(w + PlaneOffsets<R * nb, 80, 4, 0>::p1 + blk * 4), h, i};
+  static constexpr int kPlane0 = 80, kPlane1 = 4, kPlane2 = 0;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int j) {
+    const int h = j / 2, i = j % 2;
+    return Unit{s.ld16(0, b, 0), s.ld16(0, b, 16 + 32 * h + 16 * i), s.ld4(1, b, 0), h, i};
   }
   // d, dmin, and the scale byte (scale | min << 4) of segment j in byte j of sc
   // (the block's byte 8h + i + 2j).
@@ -641,18 +648,14 @@ struct Gpu<FMT_Q3_K> : K16Unit {
     u16 d;
     int h, i;
   };
-  template <long long R, int K>
-  __device__ static Unit load(const u8* w, long long row, int u) {
-    constexpr long long nb = K / 256;
-    using P = PlaneOffsets<R * nb, 96, 12, 2>;
-    const long long blk = row * nb + u / 4;
-    const u8* b = w + blk * 96;
-    const u8* s = w + P::p1 + blk * 12;
-    const int h = (u % 4) / 2, i = u % 2;
-    return Unit{ld_stream16(b + 16 * i),
-                ld_stream16(b + 32 + 32 * h + 16 * i),
-                {ld_stream4(s), ld_stream4(s + 4), ld_stream4(s + 8)},
-                ld_stream2(w + P::p2 + blk * 2),
+  static constexpr int kPlane0 = 96, kPlane1 = 12, kPlane2 = 2;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int j) {
+    const int h = j / 2, i = j % 2;
+    return Unit{s.ld16(0, b, 16 * i),
+                s.ld16(0, b, 32 + 32 * h + 16 * i),
+                {s.ld4(1, b, 0), s.ld4(1, b, 4), s.ld4(1, b, 8)},
+                s.ld2(2, b, 0),
                 h,
                 i};
   }
