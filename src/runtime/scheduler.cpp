@@ -173,14 +173,8 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
   kv.type = o.kv_type;
   backend_->init_kv_cache(kv);
 
-  // Batch buckets: 1, 2, 4, ... below the largest step, then the largest step.
-  const int64_t largest = o.max_seqs + o.prefill_chunk;
-  std::vector<int64_t> sizes;
-  for (int64_t n = 1; n < largest; n *= 2) sizes.push_back(n);
-  sizes.push_back(largest);
-  for (int64_t n : sizes) {
-    graph::Graph g = model_->architecture().build(model_->file(), spec,
-                                                  graph::GraphConfig{n, std::min(n, o.max_seqs), o.batch_invariant});
+  for (const graph::GraphConfig& config : step_graph_configs(o.max_seqs, o.prefill_chunk, o.batch_invariant)) {
+    graph::Graph g = model_->architecture().build(model_->file(), spec, config);
     executors_.push_back(std::make_unique<graph::Executor>(*backend_, std::move(g)));
   }
   if (o.kv_fraction > 0) {
@@ -200,6 +194,16 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
 }
 
 Scheduler::~Scheduler() { stop(); }
+
+std::vector<graph::GraphConfig> step_graph_configs(int64_t max_seqs, int64_t prefill_chunk, bool batch_invariant) {
+  const int64_t largest = max_seqs + prefill_chunk;
+  std::vector<int64_t> sizes;
+  for (int64_t n = 1; n < largest; n *= 2) sizes.push_back(n);
+  sizes.push_back(largest);
+  std::vector<graph::GraphConfig> configs;
+  for (int64_t n : sizes) configs.push_back(graph::GraphConfig{n, std::min(n, max_seqs), batch_invariant});
+  return configs;
+}
 
 std::vector<int64_t> Scheduler::buckets() const {
   std::vector<int64_t> out;

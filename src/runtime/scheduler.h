@@ -141,6 +141,11 @@ struct SubmitError : Error {
   SubmitError(Kind k, const std::string& message) : Error(message), kind(k) {}
 };
 
+// The step graphs a scheduler with these options builds, one per batch
+// bucket (max_tokens 1, 2, 4, ... below max_seqs + prefill_chunk, then that),
+// smallest first; `rayo kernels --precompile --parallel` compiles their kernels.
+std::vector<graph::GraphConfig> step_graph_configs(int64_t max_seqs, int64_t prefill_chunk, bool batch_invariant);
+
 class Scheduler {
  public:
   Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions& options);

@@ -166,6 +166,15 @@ TEST(CudaKernelCache, PrecompileCommandFillsTheCacheWithoutAGpu) {
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_NE(second.output.find(": 0 compiled"), std::string::npos) << second.output;
   EXPECT_NE(second.output.find("cached"), std::string::npos) << second.output;
+  // A server's step graphs (buckets 1 .. 4 + 16 tokens) need variants of their own.
+  const auto serve = test::run_command(cmd + " --parallel 4 --prefill-chunk 16");
+  ASSERT_EQ(serve.exit_code, 0) << serve.output;
+  EXPECT_EQ(serve.output.find(": 0 compiled"), std::string::npos) << serve.output;
+  const auto again = test::run_command(cmd + " --parallel 4 --prefill-chunk 16");
+  EXPECT_NE(again.output.find(": 0 compiled"), std::string::npos) << again.output;
+  const auto server_only = test::run_command(cmd + " --batch-invariant");
+  EXPECT_NE(server_only.exit_code, 0);
+  EXPECT_NE(server_only.output.find("pass its --parallel too"), std::string::npos) << server_only.output;
   const auto bad = test::run_command(test::rayo_binary().string() + " kernels --precompile -m " +
                                      test::shared_path("models/stories260K.gguf").string() + " --arch banana");
   EXPECT_NE(bad.exit_code, 0);
