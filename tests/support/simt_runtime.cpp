@@ -336,12 +336,6 @@ void cp_async(void* dst, const void* src, int bytes) {
     std::fprintf(stderr, "simt: cp.async of %d bytes from %p to %p (sizes 4, 8, 16, aligned)\n", bytes, src, dst);
     std::abort();
   }
-  const auto* base = g_block->dynamic_shared.data();
-  const auto* d = static_cast<const unsigned char*>(dst);
-  if (d < base || d + bytes > base + g_block->dynamic_shared.size()) {
-    std::fprintf(stderr, "simt: cp.async to %p, outside the block's dynamic shared memory\n", dst);
-    std::abort();
-  }
   me().open_group.push_back(AsyncCopy{dst, src, bytes});
 }
 

@@ -9,6 +9,7 @@
 #include "support/simt/simt.h"
 #include "backends/cuda/kernel_specs.h"
 #include "backends/cuda/kernels/common.cuh"
+#include "backends/cuda/kernels/async_copy.cuh"
 #include "backends/cuda/kernels/gemv.cuh"
 #include "backends/cuda/kernels/mma.cuh"
 #include "cuda_emulated_ops_variants.inc"

@@ -62,7 +62,7 @@ uint32_t warp_ballot(bool pred);
 int lane_id();
 
 // cp.async (kernels/async_copy.cuh): the copy of `bytes` (4, 8 or 16, both
-// addresses aligned to it) into dynamic shared memory joins the thread's open
+// addresses aligned to it) into shared memory joins the thread's open
 // group; commit closes the group; wait(n) performs the copies of all but the
 // n most recently committed groups. A copy lands only when its own thread
 // waits for it, as late as a GPU may, so a read before the wait (or before the

@@ -7,8 +7,10 @@
 // Block (g, tile): kv head g for the tile's 16 tokens; warp w is query head
 // g * GQA + w, so every key and value is read once for the group. Per tile of
 // FA_KEYS (32) key positions, up to the largest position among the tokens:
-//   1. the block copies the positions' keys and values (f16, paged) to shared
-//      memory; positions past the largest are zeros;
+//   1. the block copies the positions' keys and values (f16, paged) to one of
+//      two stages in shared memory with cp.async (async_copy.cuh), one tile
+//      ahead: tile i + 1's copies are in flight while tile i is multiplied;
+//      positions past the largest are zeros;
 //   2. each warp computes its 16 x 32 scores S = Q K^T on tensor cores
 //      (mma.cuh: Q pre-scaled and rounded to f16 once, before the loop),
 //      masks the positions past each token's own (causality; a token of a
@@ -27,6 +29,7 @@
 // Grid: (N_HEAD_KV, ceil(max_rows / FA_TOKENS)); block GQA * 32 threads.
 //
 // Last measured: not yet (written without a GPU).
+#include "async_copy.cuh"
 #include "mma.cuh"
 #include "q8_act.cuh"
 
@@ -44,11 +47,33 @@ static_assert(!EMIT_Q8 || HEAD_DIM % 32 == 0, "the twin's blocks of 32 must not 
 // Half d of a shared row of words, as the low half of a word.
 __device__ __forceinline__ u32 fa_half(const u32* row, int d) { return (row[d >> 1] >> (16 * (d & 1))) & 0xFFFFu; }
 
-// The keys and values of FA_KEYS positions, aligned for 16-byte stores.
+// The keys and values of FA_KEYS positions, aligned for 16-byte copies; two
+// stages (at most 34 KB at HEAD_DIM 128).
 struct alignas(16) FaTiles {
-  u32 k[FA_KEYS][FA_ROW];
-  u32 v[FA_KEYS][FA_ROW];
+  u32 k[2][FA_KEYS][FA_ROW];
+  u32 v[2][FA_KEYS][FA_ROW];
 };
+
+// Issues the copies of the keys and values of positions k0 .. k0 + FA_KEYS
+// (below end) of kv head g into stage `stage`, 16 bytes a task; positions
+// from end on are stored as zeros (P is 0 there, but V must not be NaN).
+__device__ __forceinline__ void fa_stage_tile(FaTiles& tiles, int stage, int k0, int end, const u16* k_cache,
+                                              const u16* v_cache, const int* table, int g) {
+  constexpr int kChunks = HEAD_DIM / 8;
+  for (int task = threadIdx.x; task < FA_KEYS * kChunks; task += FA_THREADS) {
+    const int j = task / kChunks, c = task % kChunks;
+    u32* kd = &tiles.k[stage][j][4 * c];
+    u32* vd = &tiles.v[stage][j][4 * c];
+    if (k0 + j < end) {
+      const long long off = kv_row(table, 0, 0, k0 + j, BLOCK_SIZE) * KV_WIDTH + g * HEAD_DIM + 8 * c;
+      cp_async<16>(kd, k_cache + off);
+      cp_async<16>(vd, v_cache + off);
+    } else {
+      *reinterpret_cast<uint4*>(kd) = make_uint4(0, 0, 0, 0);
+      *reinterpret_cast<uint4*>(vd) = make_uint4(0, 0, 0, 0);
+    }
+  }
+}
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(FA_THREADS, 1)  // every register a block may have: ptxas otherwise stops at 128
 attention_prefill(const float* q, const u16* k_cache, const u16* v_cache, float* out, i8* out_q, float2* out_ds,
@@ -64,8 +89,6 @@ attention_prefill(const float* q, const u16* k_cache, const u16* v_cache, float*
   const int* table = block_table + seq[t0] * *max_blocks;
 
   __shared__ FaTiles tiles;
-  u32 (*ks)[FA_ROW] = tiles.k;
-  u32 (*vs)[FA_ROW] = tiles.v;
   __shared__ int last_pos;
 
   // This lane's tokens (fragment rows gr and gr + 8): their positions, -1 past the step.
@@ -103,22 +126,18 @@ RAYO_UNROLL
   __syncthreads();
   const int end = last_pos + 1;
 
-  for (int k0 = 0; k0 < end; k0 += FA_KEYS) {
-    // 1. Keys and values of positions k0 .. k0 + FA_KEYS, 16 bytes a task.
-    __syncthreads();  // the previous tile's products are done with ks and vs
-    constexpr int kChunks = HEAD_DIM / 8;
-    for (int task = tid; task < FA_KEYS * kChunks; task += FA_THREADS) {
-      const int j = task / kChunks, c = task % kChunks;
-      uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
-      if (k0 + j < end) {
-        const long long off = kv_row(table, 0, 0, k0 + j, BLOCK_SIZE) * KV_WIDTH + g * HEAD_DIM + 8 * c;
-        kv = *reinterpret_cast<const uint4*>(k_cache + off);
-        vv = *reinterpret_cast<const uint4*>(v_cache + off);
-      }
-      *reinterpret_cast<uint4*>(&ks[j][4 * c]) = kv;
-      *reinterpret_cast<uint4*>(&vs[j][4 * c]) = vv;
-    }
+  fa_stage_tile(tiles, 0, 0, end, k_cache, v_cache, table, g);
+  cp_async_commit();
+  for (int k0 = 0, stage = 0; k0 < end; k0 += FA_KEYS, stage ^= 1) {
+    // 1. The next tile's copies go out (into the stage the previous tile's
+    //    products were done with); this tile's must have landed.
     __syncthreads();
+    if (k0 + FA_KEYS < end) fa_stage_tile(tiles, stage ^ 1, k0 + FA_KEYS, end, k_cache, v_cache, table, g);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncthreads();
+    u32 (*ks)[FA_ROW] = tiles.k[stage];
+    u32 (*vs)[FA_ROW] = tiles.v[stage];
 
     // 2. Scores: 4 tiles of 8 positions (n), K as the B fragments (B[k][n] = K[n][k]).
     float s[FA_KEYS / 8][4];
@@ -203,6 +222,8 @@ RAYO_UNROLL
       }
     }
   }
+
+  cp_async_wait<0>();  // nothing is left but an empty group
 
   // O / l for this warp's head: rows gr and gr + 8, columns 8d + 2tq, + 1.
   const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f, inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
