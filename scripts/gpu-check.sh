@@ -19,7 +19,8 @@
 # this machine, then the benchmarks: each decode matmul kernel alone (rayo bench
 # --kernels), the files end to end (first and cached starts, tg at
 # depth 0 and 4096, batched decode of 1 to 32 sequences, the server under 1 to
-# 32 clients), and the CPU. With
+# 32 clients), an ncu profile of a prompt's and decode's kernels (when ncu is
+# installed), and the CPU. With
 # LLAMA_BENCH=/path/to/llama-bench and LLAMA_BATCHED_BENCH=/path/to/llama-batched-bench
 # (built from ../shared/peers), llama.cpp runs on the same files right after each.
 set -uo pipefail
@@ -94,6 +95,16 @@ for preset in llama3-8b qwen2.5-1.5b; do
   run "$rayo" bench-serve -m "$files/$preset-q4_k_m.gguf" -N "$clients" -r 4 -n 64 -p 32 --passes 2 \
     --serve-args "--device cuda --parallel 32 -c 1024 --kv-fraction 0.8 --batch-invariant"
 done
+if command -v ncu >/dev/null; then
+  step "profile: llama3-8b q4_k_m's matmul and attention kernels (time, % of DRAM and of tensor-core peak)"
+  metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+  echo "-- the first layers of a 512-token prompt (GEMMs, flash attention)"
+  run ncu --metrics "$metrics" -k 'regex:gemm|gemv|attention|qkv' --launch-count 60 \
+    "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 0 -r 1 --device cuda
+  echo "-- decode steps (GEMVs, split attention)"
+  run ncu --metrics "$metrics" -k 'regex:gemm|gemv|attention|qkv' --launch-count 60 \
+    "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 0 -n 4 -r 1 --device cuda
+fi
 run "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 128 -r 1 --device cpu
 for m in "$RAYO_SHARED"/models/synth-llama-q4_k_m.gguf "$RAYO_SHARED"/models/tinystories-656k-q8_0.gguf; do
   run "$rayo" bench -m "$m" -p 128 -n 64 --device cuda
