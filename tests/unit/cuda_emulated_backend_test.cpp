@@ -115,6 +115,7 @@ struct Fake {
   size_t allocated = 0;
   size_t memory_total = 0;  // > 0: cuMemGetInfo reports this GPU, with `allocated` in use
   int cc_major = 9;          // the compute capability it reports: cc_major.0
+  int max_shared = 227 * 1024;  // shared memory a block may opt in to (an H100's)
   std::map<CUfunction, int> max_dynamic_shared;  // allowed by cuFuncSetAttribute (48 KB otherwise)
 };
 Fake* g_fake = nullptr;
@@ -129,7 +130,9 @@ DriverApi fake_api() {
   a.cuDeviceGet = [](CUdevice* d, int) { *d = 0; return 0; };
   a.cuDeviceGetName = [](char* name, int len, CUdevice) { std::snprintf(name, len, "SIMT emulator"); return 0; };
   a.cuDeviceGetAttribute = [](int* v, int attr, CUdevice) {
-    *v = attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? g_fake->cc_major : 0;
+    *v = attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR               ? g_fake->cc_major
+         : attr == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ? g_fake->max_shared
+                                                                            : 0;
     return 0;
   };
   a.cuDeviceTotalMem = [](size_t* b, CUdevice) { *b = size_t{1} << 34; return 0; };
@@ -486,6 +489,22 @@ TEST_F(EmulatedGpu, GpusBeforeSm80AreRefusedWithOneLine) {
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   }
   fake_->cc_major = 8;
+  EXPECT_NO_THROW(make_cuda_backend(CudaOptions{.progress = false}));
+}
+
+TEST_F(EmulatedGpu, GpusWithoutRoomForTheGemmStagesAreRefusedWithOneLine) {
+  fake_->max_shared = 64 * 1024;
+  try {
+    make_cuda_backend(CudaOptions{.progress = false});
+    FAIL() << "made a CUDA backend with 64 KB of shared memory per block";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("allows 64 KB of shared memory per block: rayo's tensor-core kernels need 96 KB"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  fake_->max_shared = 99 * 1024;  // an RTX 4090's
   EXPECT_NO_THROW(make_cuda_backend(CudaOptions{.progress = false}));
 }
 

@@ -77,6 +77,8 @@ DeviceContext::DeviceContext(int ordinal) {
   check(a.cuDeviceTotalMem(&total_mem_, device_), "cuDeviceTotalMem");
   check(a.cuDeviceGetAttribute(&sm_count_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_), "SM count");
   check(a.cuDeviceGetAttribute(&clock_khz_, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device_), "clock rate");
+  check(a.cuDeviceGetAttribute(&max_shared_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device_),
+        "shared memory per block");
   check(a.cuDevicePrimaryCtxRetain(&ctx_, device_), "cuDevicePrimaryCtxRetain");
   check(a.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
   check(a.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");

@@ -57,6 +57,7 @@ class DeviceContext {
   size_t total_memory() const { return total_mem_; }
   int sm_count() const { return sm_count_; }
   int clock_khz() const { return clock_khz_; }  // the SMs' peak clock
+  int max_shared_per_block() const { return max_shared_; }  // bytes a kernel may opt in to
   CUstream stream() const { return stream_; }
   const DriverApi& api() const { return Driver::get().api(); }
 
@@ -83,7 +84,7 @@ class DeviceContext {
   CUcontext ctx_ = nullptr;
   CUstream stream_ = nullptr;
   std::string name_;
-  int cc_major_ = 0, cc_minor_ = 0, sm_count_ = 0, clock_khz_ = 0;
+  int cc_major_ = 0, cc_minor_ = 0, sm_count_ = 0, clock_khz_ = 0, max_shared_ = 0;
   size_t total_mem_ = 0;
   TransferStats stats_;
 };
