@@ -70,7 +70,7 @@ void check_matmul(TensorType type, int64_t k, int64_t m, int64_t tokens, MatmulK
       kernel(w.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(),
              nw.data(), out.y.data(), epi.data(), out.yq.data(), reinterpret_cast<float2*>(out.yds.data()),
              out.yss.data(), y_norm_w.data(), &n);
-    });
+    }, kGemmSharedBytes);  // the GEMV needs none
     return out;
   };
   const MatmulOut by_gemv = run(gemv, simt::dim3((m + 31) / 32, (tokens + 3) / 4), simt::dim3(256));
@@ -123,7 +123,7 @@ void check_swiglu(TensorType gate, TensorType up, SwigluKernel gemv, SwigluKerne
       kernel(wg.data(), wu.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()),
              twin.ss.data(), nw.data(), out.y.data(), out.yq.data(), reinterpret_cast<float2*>(out.yds.data()),
              out.yss.data(), &n);
-    });
+    }, kGemmSharedBytes);
     return out;
   };
   const MatmulOut by_gemv = run(gemv, simt::dim3(m / 32, (tokens + 3) / 4), simt::dim3(256));
@@ -161,7 +161,7 @@ TEST(CudaEmulatedGemmExact, QkvRopeStoreGivesTheGemvsBits) {
       simt::launch(grid, block, [&] {
         kernel(b.wq, b.wk, b.wv, b.bq, b.bk, b.bv, b.x, b.xq, reinterpret_cast<const float2*>(b.xds), b.xss, b.norm_w,
                b.freq_factors, b.q, b.k_cache, b.v_cache, b.positions, b.seqs, b.table, b.blocks_per_seq, b.n_rows);
-      });
+      }, kGemmSharedBytes);
     };
     const size_t qn = static_cast<size_t>(b.rows) * c.n_head * c.head_dim;
     const size_t cache_n = static_cast<size_t>(16 * 4) * c.n_head_kv * c.head_dim;

@@ -64,7 +64,7 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed) {
     kernel(wg.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(),
            nw.data(), y.data(), epi.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(),
            y_norm_w.data(), &n);
-  }, kGemmF16SharedBytes);
+  }, kGemmSharedBytes);
   for (int64_t t = 0; t < T; ++t) {
     const auto xs = test::matmul_input(x, nw, twin, t, K, true, c.norm, c.eps);
     for (int64_t r = 0; r < M; ++r) {
@@ -126,7 +126,7 @@ TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) {
     gemm_swiglu_q4_k_q6_k::gemm_swiglu(gg.data(), ug.data(), x.data(), twin.q.data(),
                                        reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(), nw.data(),
                                        y.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), &n);
-  }, kGemmF16SharedBytes);
+  }, kGemmSharedBytes);
   for (int64_t t = 0; t < T; ++t) {
     const auto xs = test::matmul_input(x, nw, twin, t, K, true, true, 1e-5f);
     for (int64_t r = 0; r < M; ++r) {
@@ -160,7 +160,7 @@ void check_qkv(const test::QkvCase& c, QkvKernel kernel, uint32_t seed) {
                  simt::dim3(GEMM_THREADS), [&] {
       kernel(b.wq, b.wk, b.wv, b.bq, b.bk, b.bv, b.x, b.xq, reinterpret_cast<const float2*>(b.xds), b.xss, b.norm_w,
              b.freq_factors, b.q, b.k_cache, b.v_cache, b.positions, b.seqs, b.table, b.blocks_per_seq, b.n_rows);
-    }, kGemmF16SharedBytes);
+    }, kGemmSharedBytes);
   };
   test::check_qkv(c, tokens, seed, run, gemm_tolerance);
 }

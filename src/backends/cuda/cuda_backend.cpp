@@ -94,9 +94,9 @@ class CudaBackend : public graph::Backend {
       fail(ctx_.name(), " is ", ctx_.arch(), ": rayo's CUDA kernels need compute capability 8.0 or newer (Ampere, "
            "Ada, Hopper); use --device cpu");
     // Every sm_80+ GPU so far allows at least 99 KB; the f16 GEMMs' stages need 96.
-    if (ctx_.max_shared_per_block() < static_cast<int>(kGemmF16SharedBytes))
+    if (ctx_.max_shared_per_block() < static_cast<int>(kGemmSharedBytes))
       fail(ctx_.name(), " allows ", ctx_.max_shared_per_block() / 1024, " KB of shared memory per block: rayo's "
-           "tensor-core kernels need ", kGemmF16SharedBytes / 1024, " KB; use --device cpu");
+           "tensor-core kernels need ", kGemmSharedBytes / 1024, " KB; use --device cpu");
     if (!Nvrtc::get().is_available()) fail(Nvrtc::get().unavailable_reason());
   }
 

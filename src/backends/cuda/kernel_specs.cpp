@@ -53,7 +53,7 @@ KernelSpec tensor_core_variant(const KernelSpec& s, bool exact) {
   KernelSpec t = s;
   if (exact) t.defines.push_back({"GEMM_EXACT", "1"});
   t.no_fma = exact;  // the f16 GEMM's sums differ from the GEMV's anyway: let it fuse
-  t.dynamic_shared = exact ? 0 : kGemmF16SharedBytes;
+  t.dynamic_shared = kGemmSharedBytes;
   if (s.file == "gemv.cu")
     t.file = "gemm.cu", t.entries = {"gemm"};
   else if (s.file == "gemv_swiglu.cu")

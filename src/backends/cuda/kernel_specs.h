@@ -41,10 +41,10 @@ constexpr int64_t kGemmMinTokens = 16;
 // rows)), where gemm.cu's tile rows are kGemmRows, gemm_swiglu.cu's kGemmRows / 2
 // of each matrix and gemm_qkv_rope_store.cu's kGemmRows / 2 rotation pairs.
 constexpr int64_t kGemmTokens = 32, kGemmRows = 64, kGemmThreads = 128;
-// The f16 GEMMs' dynamic shared memory (gemm.cuh's gemm_f16::GemmShared:
-// f16 tiles, two weight stages, a token stage). Every sm_80+ GPU allows it
-// (at least 99 KB per block).
-constexpr unsigned kGemmF16SharedBytes = 98304;
+// The GEMMs' dynamic shared memory (gemm.cuh's GemmShared, f16 and exact:
+// their tiles and the stages the asynchronous copies fill; the f16 one uses
+// all of it). Every sm_80+ GPU allows it (at least 99 KB per block).
+constexpr unsigned kGemmSharedBytes = 98304;
 // Whether matmul node n of g runs as a tensor-core GEMM. In a batch-invariant
 // graph only as the exact GEMM (gemm.cuh, GEMM_EXACT: the GEMV's bits), and
 // only where its tiles can be exact (exact_gemm_fits); otherwise the GEMVs.
@@ -56,8 +56,8 @@ bool exact_gemm_fits(const graph::Graph& g, const graph::Node& n);
 // The tensor-core twin of a GEMV-family variant: the same macros, gemm.cu for
 // gemv.cu, gemm_swiglu.cu for gemv_swiglu.cu, gemm_qkv_rope_store.cu for
 // qkv_rope_store.cu; `exact` adds GEMM_EXACT=1 (int8, in the GEMV's order, and
-// like the GEMVs without FMA contraction); the f16 ones ask for
-// kGemmF16SharedBytes of dynamic shared memory.
+// like the GEMVs without FMA contraction); both ask for kGemmSharedBytes of
+// dynamic shared memory.
 KernelSpec tensor_core_variant(const KernelSpec& gemv_family, bool exact = false);
 
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8

@@ -37,9 +37,11 @@
 // (warp_sum: lanes 16 apart first). Here the block walks the units in the
 // order (lane p = bitrev5(s), then its units in turn) for s = 0 .. 31, GEMM_K
 // values (4 or 8 units) per stage:
-//   1. the block stages the units' weights (Gpu<FMT>::ints) and the tokens'
-//      activations (load_act) as int8 lanes, with the units' scales (Meta)
-//      and the activations' (d, s) pairs, in shared memory;
+//   1. the block copies the units' bytes into one of two stages with
+//      cp.async, one stage ahead (UnitPieces: the pieces Gpu<FMT>::read
+//      takes), then stages the landed units' weights (Gpu<FMT>::ints) and
+//      the tokens' activations (load_act, from L2) as int8 lanes, with the
+//      units' scales (Meta) and the activations' (d, s) pairs;
 //   2. each warp takes every segment sum of 16 values on tensor cores
 //      (mma_s8_16816, exact), and each thread applies Gpu<FMT>::combine to its
 //      outputs and adds the result to its running lane sum;
@@ -116,8 +118,8 @@ namespace gemm_f16 {
 // The word of row `row` holding halves 2*word, 2*word+1 of its K chunk.
 __device__ __forceinline__ int gemm_swizzle(int row, int word) { return ((word >> 2) ^ (row & 7)) * 4 + (word & 3); }
 
-// The shared memory of a block (dynamic: 96 KB, kernel_specs.h's
-// kGemmF16SharedBytes): the f16 tiles the tensor cores read, weights
+// The shared memory of a block (dynamic: all 96 KB of kernel_specs.h's
+// kGemmSharedBytes): the f16 tiles the tensor cores read, weights
 // [GEMM_ROWS][GEMM_WORDS] and tokens [GEMM_TOKENS][GEMM_WORDS] as f16 pairs,
 // and the stages the asynchronous copies fill: each row's chunk as its
 // format stores it (two stages, chunks kc % 2), and the tokens' q8 twin (one
@@ -132,7 +134,7 @@ struct alignas(16) GemmShared {
   __device__ float (*out())[GEMM_ROWS] { return reinterpret_cast<float (*)[GEMM_ROWS]>(&w[0][0]); }
   __device__ float* inv() { return reinterpret_cast<float*>(&x[0][0]); }
 };
-static_assert(sizeof(GemmShared) == 98304, "kernel_specs.h's kGemmF16SharedBytes");
+static_assert(sizeof(GemmShared) == 98304, "kernel_specs.h's kGemmSharedBytes");
 
 // A row's chunk of format FMT in a stage slot, read as Gpu<FMT>::read reads a
 // matrix (weight_formats.cuh: GlobalPlanes): plane p's part of the chunk's

@@ -11,10 +11,14 @@ namespace gemm_exact {
 #define GEMM_ROW_INTS (GEMM_K / 4 + 4)
 #define GEMM_META_BYTES 128  // a row's Meta slots per stage: 32 bytes x 4 units, or 16 x 8
 #define GEMM_DS_SLOTS 16     // a token's (d, s) pairs per stage: 4 x 4 units, or 2 x 8
+#define GEMM_RAW_BYTES 384   // a row's units per stage as copied: 96 bytes x 4 units, or 48 x 8
 
-// The shared tiles of a stage: weights' and activations' int8 lanes, each
-// weight unit's Meta, each token unit's (d, s) pairs and, for kXSums formats,
-// its segments' sums of activations. After the K loop w holds the sums,
+// The shared memory of a block (dynamic, like the f16 tile's: 88 KB of
+// kernel_specs.h's kGemmSharedBytes): the tiles of a stage, weights' and
+// activations' int8 lanes, each weight unit's Meta, each token unit's (d, s)
+// pairs and, for kXSums formats, its segments' sums of activations; and two
+// stages of the weight units' bytes as the asynchronous copies bring them
+// (stage kc % 2; UnitPieces). After the K loop w holds the sums,
 // out[GEMM_TOKENS][GEMM_ROWS] floats, and x the tokens' 1/rms (norm).
 struct alignas(16) GemmShared {
   int w[GEMM_ROWS][GEMM_ROW_INTS];
@@ -22,10 +26,58 @@ struct alignas(16) GemmShared {
   alignas(16) u8 meta[GEMM_ROWS][GEMM_META_BYTES];
   float2 ds[GEMM_TOKENS][GEMM_DS_SLOTS];
   int xseg[GEMM_TOKENS][GEMM_DS_SLOTS];
+  alignas(16) u8 raw[2][GEMM_ROWS][GEMM_RAW_BYTES];
   __device__ float (*out())[GEMM_ROWS] { return reinterpret_cast<float (*)[GEMM_ROWS]>(&w[0][0]); }
   __device__ float* inv() { return reinterpret_cast<float*>(&x[0][0]); }
 };
 static_assert(sizeof(float) * GEMM_TOKENS * GEMM_ROWS <= sizeof(int) * GEMM_ROWS * GEMM_ROW_INTS, "out() fits in w");
+static_assert(sizeof(GemmShared) <= 98304, "kernel_specs.h's kGemmSharedBytes");
+
+// A unit's bytes in a stage slot, piece by piece in the order Gpu<FMT>::read
+// takes them (its braced initialisers run left to right): with kCopy each
+// ld16 / ld4 / ld2 issues a cp.async of its piece into the slot (16-byte
+// pieces at 16-byte offsets; a 2-byte field as the aligned 4-byte word
+// around it) and returns nothing useful; without, each hands back the piece
+// from the slot, once the copies have landed. So read() runs twice per unit,
+// once to copy and once to decode, and no format restates its byte layout.
+template <int FMT, long long M, int K, bool kCopy>
+struct UnitPieces {
+  GlobalPlanes<FMT, M, K> g;
+  u8* slot;
+  mutable int off = 0;
+  __device__ int take(int bytes, int align) const {
+    const int at = (off + align - 1) / align * align;
+    off = at + bytes;
+    return at;
+  }
+  __device__ uint4 ld16(int p, long long b, int byte) const {
+    const int at = take(16, 16);
+    if (kCopy) {
+      cp_async<16>(slot + at, g.at(p, b, byte));
+      return make_uint4(0, 0, 0, 0);
+    }
+    return *reinterpret_cast<const uint4*>(slot + at);
+  }
+  __device__ u32 ld4(int p, long long b, int byte) const {
+    const int at = take(4, 4);
+    if (kCopy) {
+      cp_async<4>(slot + at, g.at(p, b, byte));
+      return 0;
+    }
+    return *reinterpret_cast<const u32*>(slot + at);
+  }
+  // Planes start at 256-byte boundaries: the field's place in its word is
+  // its offset in the plane, mod 4.
+  __device__ u16 ld2(int p, long long b, int byte) const {
+    const int at = take(4, 4);
+    const long long in_plane = b * plane_bytes<FMT>(p) + byte;
+    if (kCopy) {
+      cp_async<4>(slot + at, g.at(p, b, byte) - (in_plane & 3));
+      return 0;
+    }
+    return static_cast<u16>(*reinterpret_cast<const u32*>(slot + at) >> (8 * (in_plane & 3)));
+  }
+};
 
 // The order in which the tile walks the units of a row of K values of format
 // FMT: place i is lane p = bitrev5(i / kPerLane)'s unit i % kPerLane, that is
@@ -38,6 +90,13 @@ struct ExactOrder {
   static constexpr int kPlaces = 32 * kPerLane;
   static constexpr int kPerStage = gemm_units_per_chunk<FMT>();
   static constexpr int kStages = (kPlaces + kPerStage - 1) / kPerStage;
+  // A unit slot of a stage's shared rows: its int8 lanes (kInts ints, in
+  // kSegs segments of 16 values), its Meta, its tokens' (d, s) pairs and
+  // segment sums (kDs each), its raw bytes.
+  static constexpr int kInts = Gpu<FMT>::kUnit / 4, kSegs = kInts / 4;
+  static constexpr int kMetaBytes = GEMM_META_BYTES / kPerStage;
+  static constexpr int kDs = GEMM_DS_SLOTS / kPerStage;
+  static constexpr int kRawBytes = GEMM_RAW_BYTES / kPerStage;
   static_assert(K % Gpu<FMT>::kUnit == 0, "quantized rows hold whole units");
   __device__ static int lane(int place) {
     const int s = place / kPerLane;
@@ -62,20 +121,43 @@ __device__ __forceinline__ Meta load_meta(const u8* slot) {
   return m;
 }
 
-// Stages unit slot uc of stage kc of a row of a matrix of format FMT into
-// shared row `srow`: its int8 lanes and its Meta (zeros for no unit).
+// The block and the place in it of unit u of row `row` (as load_unit).
+template <int FMT, int K>
+__device__ __forceinline__ long long unit_block(long long row, int u) {
+  return row * (K / Gpu<FMT>::kBlock) + u / (Gpu<FMT>::kBlock / Gpu<FMT>::kUnit);
+}
+template <int FMT>
+__device__ __forceinline__ int unit_in_block(int u) {
+  return u % (Gpu<FMT>::kBlock / Gpu<FMT>::kUnit);
+}
+
+// Issues the copies of unit slot uc of stage kc of a row of an M x K matrix
+// of format FMT into its raw slot of shared row `srow` (stage kc % 2).
 template <int FMT, long long M, int K>
 __device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int kc, int uc, GemmShared& sh, int srow) {
+  using O = ExactOrder<FMT, K>;
+  const int u = O::unit(kc * O::kPerStage + uc);
+  if (u >= 0) {
+    const UnitPieces<FMT, M, K, true> copy{{w}, sh.raw[kc % 2][srow] + uc * O::kRawBytes};
+    Gpu<FMT>::read(copy, unit_block<FMT, K>(row, u), unit_in_block<FMT>(u));
+  }
+}
+
+// Decodes unit slot uc of stage kc of that row from its raw slot into shared
+// row `srow`: its int8 lanes and its Meta (zeros for no unit).
+template <int FMT, long long M, int K>
+__device__ __forceinline__ void gemm_decode_unit(long long row, int kc, int uc, GemmShared& sh, int srow) {
   using F = Gpu<FMT>;
   using O = ExactOrder<FMT, K>;
-  static_assert(sizeof(typename F::Meta) <= GEMM_META_BYTES / O::kPerStage, "a Meta fits its slot");
-  constexpr int kInts = F::kUnit / 4;
+  static_assert(sizeof(typename F::Meta) <= O::kMetaBytes, "a Meta fits its slot");
+  constexpr int kInts = O::kInts;
   const int u = O::unit(kc * O::kPerStage + uc);
   int q[kInts];
   if (u >= 0) {
-    const typename F::Unit unit = load_unit<FMT, M, K>(w, row, u);
+    const UnitPieces<FMT, M, K, false> slot{{nullptr}, sh.raw[kc % 2][srow] + uc * O::kRawBytes};
+    const typename F::Unit unit = F::read(slot, unit_block<FMT, K>(row, u), unit_in_block<FMT>(u));
     F::ints(unit, q);
-    store_meta(F::meta(unit), &sh.meta[srow][uc * (GEMM_META_BYTES / O::kPerStage)]);
+    store_meta(F::meta(unit), &sh.meta[srow][uc * O::kMetaBytes]);
   } else {
 RAYO_UNROLL
     for (int i = 0; i < kInts; ++i) q[i] = 0;
@@ -91,7 +173,7 @@ template <int FMT, int K, bool kXSums>
 __device__ __forceinline__ void gemm_stage_tokens(const i8* xq, const float2* xds, int nt, int kc, GemmShared& sh) {
   using F = Gpu<FMT>;
   using O = ExactOrder<FMT, K>;
-  constexpr int kInts = F::kUnit / 4, kSegs = kInts / 4, kDs = GEMM_DS_SLOTS / O::kPerStage;
+  constexpr int kInts = O::kInts, kSegs = O::kSegs, kDs = O::kDs;
   for (int task = threadIdx.x; task < GEMM_TOKENS * O::kPerStage; task += GEMM_THREADS) {
     const int t = task / O::kPerStage, uc = task % O::kPerStage;
     const int u = O::unit(kc * O::kPerStage + uc);
@@ -145,8 +227,7 @@ __device__ __forceinline__ void gemm_exact_chunk(const GemmShared& sh, int kc, f
                                                  float (&stack)[2][2][4][5]) {
   using F = Gpu<FMT>;
   using O = ExactOrder<FMT_ORDER, K>;
-  constexpr int kInts = F::kUnit / 4, kSegs = kInts / 4, kDs = GEMM_DS_SLOTS / O::kPerStage;
-  constexpr int kMeta = GEMM_META_BYTES / O::kPerStage;
+  constexpr int kInts = O::kInts, kSegs = O::kSegs, kDs = O::kDs, kMeta = O::kMetaBytes;
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const int g = lane / 4, t = lane % 4;
   const int row0 = 32 * (warp % 2), tok0 = 16 * (warp / 2);
@@ -196,14 +277,19 @@ RAYO_UNROLL
   }
 }
 
-// What gemm_tile does with each unit task of stage kc: stage it.
+// What gemm_tile does with each unit task of stage kc: issue its copies, or
+// decode it from its raw slot.
 template <int K>
 struct UnitOp {
   GemmShared& sh;
   int kc;
+  bool decode;
   template <int FMT, long long M>
   __device__ void operator()(GemmMatrix<FMT, M>, const u8* w, long long row, int uc, int srow) const {
-    gemm_stage_unit<FMT, M, K>(w, row, kc, uc, sh, srow);
+    if (decode)
+      gemm_decode_unit<FMT, M, K>(row, kc, uc, sh, srow);
+    else
+      gemm_stage_unit<FMT, M, K>(w, row, kc, uc, sh, srow);
   }
 };
 
@@ -226,9 +312,17 @@ RAYO_UNROLL
         for (int l = 0; l < 5; ++l) stack[mi][ni][i][l] = 0.0f;
       }
   const bool lo = threadIdx.x / WARP % 2 == 0;
-  for (int kc = 0; kc < ExactOrder<FMT_LO, K>::kStages; ++kc) {
-    __syncthreads();  // the previous stage's multiply is done with the tiles
-    units(UnitOp<K>{sh, kc});
+  constexpr int kStages = ExactOrder<FMT_LO, K>::kStages;
+  // As the f16 tile: stage kc + 1's weight copies are in flight while stage
+  // kc is decoded and multiplied (the tokens are staged from L2 directly).
+  units(UnitOp<K>{sh, 0, false});
+  cp_async_commit();
+  for (int kc = 0; kc < kStages; ++kc) {
+    if (kc + 1 < kStages) units(UnitOp<K>{sh, kc + 1, false});
+    cp_async_commit();
+    cp_async_wait<1>();  // stage kc's copies have landed ...
+    __syncthreads();     // ... everyone's; and the previous stage's multiply is done with the tiles
+    units(UnitOp<K>{sh, kc, true});
     gemm_stage_tokens<FMT_LO, K, kXSums>(xq, xds, nt, kc, sh);
     __syncthreads();
     if (FMT_LO == FMT_HI || lo)
@@ -236,6 +330,7 @@ RAYO_UNROLL
     else
       gemm_exact_chunk<FMT_HI, K, FMT_LO>(sh, kc, acc, stack);
   }
+  cp_async_wait<0>();  // nothing is left but an empty group
   __syncthreads();
   gemm_tile_results<K, kNorm>(acc, xss, eps, nt, sh);
 }
