@@ -93,7 +93,7 @@ class CudaBackend : public graph::Backend {
     if (ctx_.compute_capability() < 80)
       fail(ctx_.name(), " is ", ctx_.arch(), ": rayo's CUDA kernels need compute capability 8.0 or newer (Ampere, "
            "Ada, Hopper); use --device cpu");
-    // Every sm_80+ GPU so far allows at least 99 KB; the f16 GEMMs' stages need 96.
+    // Every sm_80+ GPU so far allows at least 99 KB; the GEMMs' tiles and stages need 96.
     if (ctx_.max_shared_per_block() < static_cast<int>(kGemmSharedBytes))
       fail(ctx_.name(), " allows ", ctx_.max_shared_per_block() / 1024, " KB of shared memory per block: rayo's "
            "tensor-core kernels need ", kGemmSharedBytes / 1024, " KB; use --device cpu");
