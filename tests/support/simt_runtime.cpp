@@ -3,6 +3,7 @@
 // switch to save the signal mask, and a kernel test switches millions of times).
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include <cstdio>
@@ -390,7 +391,7 @@ void launch(dim3 grid, dim3 block, const std::function<void()>& body, size_t dyn
         state.live = n;
         // Shared memory starts undefined on a GPU: garbage here, so that reads
         // of what no thread wrote show in the results.
-        std::memset(state.dynamic_shared.data(), 0xA5, state.dynamic_shared.size());
+        std::fill(state.dynamic_shared.begin(), state.dynamic_shared.end(), static_cast<unsigned char>(0xA5));
         for (int i = 0; i < n; ++i) {
           Fiber& f = state.fibers[i];
           f.tid = dim3(i % block.x, (i / block.x) % block.y, i / (block.x * block.y));
