@@ -121,16 +121,6 @@ __device__ __forceinline__ Meta load_meta(const u8* slot) {
   return m;
 }
 
-// The block and the place in it of unit u of row `row` (as load_unit).
-template <int FMT, int K>
-__device__ __forceinline__ long long unit_block(long long row, int u) {
-  return row * (K / Gpu<FMT>::kBlock) + u / (Gpu<FMT>::kBlock / Gpu<FMT>::kUnit);
-}
-template <int FMT>
-__device__ __forceinline__ int unit_in_block(int u) {
-  return u % (Gpu<FMT>::kBlock / Gpu<FMT>::kUnit);
-}
-
 // Issues the copies of unit slot uc of stage kc of a row of an M x K matrix
 // of format FMT into its raw slot of shared row `srow` (stage kc % 2).
 template <int FMT, long long M, int K>

@@ -124,12 +124,21 @@ struct GlobalPlanes {
   __device__ u16 ld2(int p, long long b, int byte) const { return ld_stream2(at(p, b, byte)); }
 };
 
+// The block of a matrix of K columns holding unit u of row `row`, and the
+// unit's place in that block (Gpu<FMT>::read's b and j).
+template <int FMT, int K>
+__device__ __forceinline__ long long unit_block(long long row, int u) {
+  return row * (K / Gpu<FMT>::kBlock) + u / (Gpu<FMT>::kBlock / Gpu<FMT>::kUnit);
+}
+template <int FMT>
+__device__ __forceinline__ int unit_in_block(int u) {
+  return u % (Gpu<FMT>::kBlock / Gpu<FMT>::kUnit);
+}
+
 // Unit u of row `row` of an R x K matrix of format FMT in its GPU layout.
 template <int FMT, long long R, int K>
 __device__ __forceinline__ typename Gpu<FMT>::Unit load_unit(const u8* w, long long row, int u) {
-  using F = Gpu<FMT>;
-  constexpr int kPerBlock = F::kBlock / F::kUnit;
-  return F::read(GlobalPlanes<FMT, R, K>{w}, row * (K / F::kBlock) + u / kPerBlock, u % kPerBlock);
+  return Gpu<FMT>::read(GlobalPlanes<FMT, R, K>{w}, unit_block<FMT, K>(row, u), unit_in_block<FMT>(u));
 }
 
 // GEMMs decode a matrix a 256-value chunk of a row at a time: 256 / kUnit
