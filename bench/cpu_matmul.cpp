@@ -9,12 +9,14 @@
 // GFLOP/s (2 * rows * cols * tokens per second).
 //   build/bench_cpu_matmul --benchmark_counters_tabular=true
 //   RAYO_CPU_ISA=avx2 build/bench_cpu_matmul ...   (force an instruction set)
+//   RAYO_BENCH_TYPES=q4_0,q5_1 build/bench_cpu_matmul ...   (other formats)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/matmul.h"
@@ -43,15 +45,25 @@ std::vector<uint8_t> random_weights(TensorType type, int64_t rows, int64_t cols,
     for (size_t i = 0; i < bytes / 2; ++i) put(2 * i, static_cast<float>(static_cast<int>(rng() % 2001) - 1000) * 1e-3f);
     return buf;
   }
-  for (size_t b = 0; b < bytes / ti.block_bytes; ++b) {
-    const size_t base = b * ti.block_bytes;
-    switch (type) {
-      case TensorType::Q8_0: put(base, 0.01f); break;
-      case TensorType::Q4_K: put(base, 0.002f), put(base + 2, 0.001f); break;
-      case TensorType::Q6_K: put(base + 208, 0.002f); break;
-      default: break;
-    }
+  // Offsets of the half-precision scale fields within a block (quant/blocks.h).
+  std::vector<size_t> halves;
+  switch (type) {
+    case TensorType::Q4_0:
+    case TensorType::Q5_0:
+    case TensorType::Q8_0:
+    case TensorType::IQ4_NL:
+    case TensorType::IQ4_XS: halves = {0}; break;
+    case TensorType::Q4_1:
+    case TensorType::Q5_1:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K: halves = {0, 2}; break;
+    case TensorType::Q2_K: halves = {80, 82}; break;
+    case TensorType::Q3_K: halves = {108}; break;
+    case TensorType::Q6_K: halves = {208}; break;
+    default: break;
   }
+  for (size_t b = 0; b < bytes / ti.block_bytes; ++b)
+    for (size_t off : halves) put(b * ti.block_bytes + off, ti.block_size == 256 ? 0.002f : 0.01f);
   return buf;
 }
 
@@ -104,9 +116,24 @@ void BM_Matmul(benchmark::State& state) {
                  std::to_string(n_tokens));
 }
 
+// The formats: $RAYO_BENCH_TYPES (comma-separated, e.g. q4_0,q4_k), by default
+// those of Q4_K_M and Q8_0 files and F16.
+std::vector<TensorType> bench_types() {
+  const char* env = std::getenv("RAYO_BENCH_TYPES");
+  if (env == nullptr) return {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0, TensorType::F16};
+  std::vector<TensorType> types;
+  std::string list(env);
+  for (size_t start = 0; start <= list.size();) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    if (const auto t = parse_tensor_type(list.substr(start, end - start))) types.push_back(*t);
+    start = end + 1;
+  }
+  return types;
+}
+
 void shapes(benchmark::internal::Benchmark* b, int64_t n_tokens) {
   const int64_t s[][2] = {{2048, 2048}, {256, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}};
-  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0, TensorType::F16})
+  for (TensorType t : bench_types())
     for (const auto& rc : s) b->Args({static_cast<int64_t>(t), rc[0], rc[1], n_tokens});
 }
 

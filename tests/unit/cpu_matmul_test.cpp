@@ -22,9 +22,10 @@
 namespace rayo::cpu {
 namespace {
 
-const TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
-                             TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
-                             TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+const TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,   TensorType::Q4_0,
+                             TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,   TensorType::Q8_0,
+                             TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K,   TensorType::Q5_K,
+                             TensorType::Q6_K, TensorType::IQ4_NL, TensorType::IQ4_XS};
 
 // Restores the instruction set chosen at start-up when a test ends.
 class IsaGuard {
@@ -71,7 +72,9 @@ std::vector<uint8_t> random_weights(TensorType type, int64_t rows, int64_t cols,
   switch (type) {
     case TensorType::Q4_0:
     case TensorType::Q5_0:
-    case TensorType::Q8_0: halves = {0}; break;
+    case TensorType::Q8_0:
+    case TensorType::IQ4_NL:
+    case TensorType::IQ4_XS: halves = {0}; break;
     case TensorType::Q4_1:
     case TensorType::Q5_1:
     case TensorType::Q4_K:
@@ -186,6 +189,20 @@ TEST_P(MatmulTest, MatchesFloat64ReferenceOnOddShapes) {
     for (int64_t cols : col_options)
       // 1-8 tokens are one tile of each size; 11 and 33 split into tiles of 6 + 5 and 7, 7, 7, 6, 6.
       for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 11, 33}) check_product(type, rows, cols, n_tokens, pool, rng);
+}
+
+TEST_P(MatmulTest, MatchesFloat64ReferenceAtRealModelWidths) {
+  // Widths of real small models (SmolLM2: 576, Qwen2.5-0.5B: 896, whose rows
+  // llama.cpp stores in 32-value formats) and a row count that is no multiple
+  // of any interleave, for decode, a few tokens and a prompt chunk.
+  const auto [type, isa] = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa);
+  IsaGuard guard(isa);
+  std::mt19937 rng(4321 + static_cast<int>(type) * 5 + static_cast<int>(isa));
+  ThreadPool pool(2);
+  const bool super = info(type).block_size == 256;
+  for (int64_t cols : super ? std::vector<int64_t>{512, 768} : std::vector<int64_t>{576, 896})
+    for (int64_t n_tokens : {1, 7, 67}) check_product(type, 1000, cols, n_tokens, pool, rng);
 }
 
 TEST_P(MatmulTest, ThreadCountsAndOutputStride) {

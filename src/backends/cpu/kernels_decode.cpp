@@ -182,6 +182,34 @@ void decode_q6_k(const BlockQ6_K* b, int64_t nb, int8_t* q, float* scale, float*
   }
 }
 
+// IQ4_NL, IQ4_XS: q is the level of each index (signed, -127..113).
+void decode_iq4_values(const uint8_t* qs, int8_t* q) {
+  for (int j = 0; j < 16; ++j) {
+    q[j] = kIq4nlValues[qs[j] & 0xf];
+    q[j + 16] = kIq4nlValues[qs[j] >> 4];
+  }
+}
+
+void decode_iq4_nl(const BlockIQ4_NL* b, int64_t nb, int8_t* q, float* scale, float* min) {
+  for (int64_t i = 0; i < nb; ++i, q += 32) {
+    scale[i] = fp16_to_fp32(b[i].d);
+    min[i] = 0.0f;
+    decode_iq4_values(b[i].qs, q);
+  }
+}
+
+void decode_iq4_xs(const BlockIQ4_XS* b, int64_t nb, int8_t* q, float* scale, float* min) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_fp32(b[i].d);
+    for (int s = 0; s < 8; ++s, q += 32) {
+      const int ls = ((b[i].scales_l[s / 2] >> (4 * (s % 2))) & 0xf) | (((b[i].scales_h >> (2 * s)) & 3) << 4);
+      scale[8 * i + s] = d * static_cast<float>(ls - 32);
+      min[8 * i + s] = 0.0f;
+      decode_iq4_values(b[i].qs + 16 * s, q);
+    }
+  }
+}
+
 }  // namespace
 
 void decode_row(TensorType type, const void* row, int64_t cols, int8_t* q, float* scale, float* min) {
@@ -198,6 +226,8 @@ void decode_row(TensorType type, const void* row, int64_t cols, int8_t* q, float
     case TensorType::Q4_K: return decode_q4_k(static_cast<const BlockQ4_K*>(row), nb, q, scale, min);
     case TensorType::Q5_K: return decode_q5_k(static_cast<const BlockQ5_K*>(row), nb, q, scale, min);
     case TensorType::Q6_K: return decode_q6_k(static_cast<const BlockQ6_K*>(row), nb, q, scale, min);
+    case TensorType::IQ4_NL: return decode_iq4_nl(static_cast<const BlockIQ4_NL*>(row), nb, q, scale, min);
+    case TensorType::IQ4_XS: return decode_iq4_xs(static_cast<const BlockIQ4_XS*>(row), nb, q, scale, min);
     default: fail("decode_row: unsupported weight type ", type_name(type));
   }
 }

@@ -13,7 +13,7 @@
 
 namespace rayo::cpu {
 
-// 32 for the 32-value formats, Q4_K and Q5_K; 16 for Q2_K, Q3_K and Q6_K.
+// 32 for the 32-value formats, Q4_K, Q5_K and IQ4_XS; 16 for Q2_K, Q3_K and Q6_K.
 int sub_block_size(TensorType type);
 
 // Decodes one row of `cols` values (whole blocks) of a quantized type.

@@ -1,31 +1,25 @@
 #pragma once
-// Weights repacked at load into row-interleaved layouts for the SIMD kernels.
-// (Layouts are documented in kernels_packed.cpp next to the kernels.)
-#include <cstddef>
-#include <cstdint>
-#include <memory>
-#include <vector>
-
-#include "backends/cpu/huge_pages.h"
+// The SIMD kernels over packed (row-interleaved) weights, and which of them
+// runs for a weight format on an instruction set. (Layouts: packed_layouts.h.)
+#include "backends/cpu/cpu_features.h"
 #include "backends/cpu/kernels.h"
+#include "quant/tensor_type.h"
 
-namespace rayo::cpu {
+namespace rayo::cpu::detail {
 
-struct PackedWeight {
-  TensorType type;
-  int64_t rows, cols;
-  int64_t groups;      // ceil(rows / kPackRows) groups of interleaved rows
-  size_t group_bytes;  // bytes per group
-  HugePageBuffer data;  // streamed end to end by the matrix-vector kernels
+struct PackedKernel {
+  TileKernel kernel = nullptr;  // null: the format runs on the portable kernels
+  int group_rows = 0;           // the layout it reads: rows interleaved per group
 };
 
-namespace detail {
+// AVX-512 VNNI kernels (16 rows) for Q8_0, Q4_K and Q6_K where the tier is
+// AVX-512; AVX2 kernels (8 rows) for every packed format where the tier is
+// AVX2 or AVX-512; none on the scalar tier.
+PackedKernel packed_kernel(Isa isa, TensorType type);
 
-constexpr int64_t kPackRows = 16;  // rows interleaved per group: one per 32-bit lane of a zmm
+// Per instruction set (kernels_packed_avx2.cpp, kernels_packed_avx512.cpp):
+// null where that set has no kernel for the format.
+TileKernel packed_kernel_avx2(TensorType type);
+TileKernel packed_kernel_avx512(TensorType type);
 
-bool packable(TensorType type);
-std::shared_ptr<const PackedWeight> pack_weight(TensorType type, const void* data, int64_t rows, int64_t cols);
-TileKernel packed_kernel(Isa isa, TensorType type);
-
-}  // namespace detail
-}  // namespace rayo::cpu
+}  // namespace rayo::cpu::detail

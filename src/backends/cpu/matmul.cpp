@@ -9,6 +9,7 @@
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/kernels_packed.h"
+#include "backends/cpu/packed_layouts.h"
 #include "common/error.h"
 
 namespace rayo::cpu {
@@ -28,7 +29,8 @@ ActKind act_kind(TensorType type) {
     case TensorType::Q4_1:
     case TensorType::Q5_0:
     case TensorType::Q5_1:
-    case TensorType::Q8_0: return ActKind::Q32;
+    case TensorType::Q8_0:
+    case TensorType::IQ4_NL: return ActKind::Q32;
     default: return ActKind::QK;
   }
 }
@@ -66,10 +68,13 @@ Plan make_plan(const MatmulWeight& w, Isa isa) {
     plan.scratch_bytes = 0;
     return plan;
   }
-  if (w.packed && detail::packed_kernel(isa, w.type) != nullptr) {
-    plan.kernel = detail::packed_kernel(isa, w.type);
+  // The packed copy was made for the tier active at load; a test that changes
+  // the tier afterwards gets the portable kernels over the file's bytes.
+  if (const detail::PackedKernel pk = detail::packed_kernel(isa, w.type);
+      w.packed && pk.kernel && pk.group_rows == w.packed->group_rows) {
+    plan.kernel = pk.kernel;
     plan.scratch_bytes = 0;
-    plan.row_unit = detail::kPackRows;
+    plan.row_unit = pk.group_rows;
     return plan;
   }
   plan.kernel = detail::generic_quant_kernel(isa, w.type);
@@ -102,7 +107,9 @@ bool matmul_supported(TensorType type) {
     case TensorType::Q3_K:
     case TensorType::Q4_K:
     case TensorType::Q5_K:
-    case TensorType::Q6_K: return true;
+    case TensorType::Q6_K:
+    case TensorType::IQ4_NL:
+    case TensorType::IQ4_XS: return true;
     default: return false;
   }
 }
@@ -115,7 +122,8 @@ MatmulWeight prepare_weight(TensorType type, const void* data, int64_t rows, int
   w.data = data;
   w.rows = rows;
   w.cols = cols;
-  if (detail::packable(type) && detail::packed_kernel(active_isa(), type) != nullptr) w.packed = detail::pack_weight(type, data, rows, cols);
+  if (const detail::PackedKernel pk = detail::packed_kernel(active_isa(), type); pk.kernel)
+    w.packed = detail::packed::pack(type, data, rows, cols, pk.group_rows);
   return w;
 }
 

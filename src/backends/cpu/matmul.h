@@ -5,7 +5,7 @@
 //     y[t][r] = sum_k W[r][k] * x[t][k]     r < rows (M), k < cols (K), t < n_tokens
 //
 // W is a GGUF tensor of `rows` rows of `cols` values in any supported type
-// (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K); x and y are
+// (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL, IQ4_XS); x and y are
 // row-major float matrices (one row per token). n_tokens == 1 is the decode
 // matrix-vector product; larger batches are prompt processing.
 //
@@ -22,10 +22,11 @@
 //   std::vector<std::byte> ws(matmul_workspace_bytes(w, max_tokens, pool.size()));
 //   matmul(pool, w, x, n_tokens, y, ws.data());                   // every step
 //
-// prepare_weight repacks Q4_K, Q6_K and Q8_0 weights into a row-interleaved
-// layout when the AVX-512 VNNI kernels are active (see kernels_packed.cpp).
-// Memory: the packed copy has the size of the original (Q4_K: exactly; +1%
-// for Q6_K) and is the only copy those kernels read. During loading both
+// prepare_weight repacks quantized weights into a row-interleaved layout when
+// the AVX2 or AVX-512 kernels are active (packed_layouts.h, kernels_packed.h).
+// Memory: the packed copy has the size of the original (most formats exactly;
+// +1% for Q6_K, +3-5% for Q3_K and IQ4_XS) and is the only copy those kernels
+// read. During loading both
 // copies are touched; afterwards the original's file pages are no longer
 // used, so the caller may drop them (madvise(MADV_DONTNEED) on a private file
 // mapping, or simply let the page cache reclaim them) to keep resident memory
@@ -42,7 +43,7 @@
 
 namespace rayo::cpu {
 
-struct PackedWeight;  // kernels_packed.h
+struct PackedWeight;  // packed_layouts.h
 
 struct MatmulWeight {
   TensorType type = TensorType::F32;
