@@ -37,11 +37,7 @@ namespace {
 using namespace packed;
 
 constexpr int R = 8;
-constexpr int kMaxTile = 4;
-#ifndef KAHEAD
-#define KAHEAD 8
-#endif
-constexpr int kAhead = KAHEAD;  // tokens per tile: 8 decoded quads + 4 accumulators fill the 16 ymm registers
+constexpr int kMaxTile = 4;  // tokens per tile: 8 decoded quads + 4 accumulators fill the 16 ymm registers
 
 inline __m256i load_v(const std::byte* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 inline __m128i load_8(const std::byte* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
