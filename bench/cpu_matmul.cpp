@@ -13,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -131,10 +132,15 @@ std::vector<TensorType> bench_types() {
   return types;
 }
 
+// TinyLlama-1.1B's matrices, or with $RAYO_BENCH_SHAPES=qwen Qwen2.5-0.5B's
+// (width 896: q/o, k/v, gate/up, down, the tied output).
 void shapes(benchmark::internal::Benchmark* b, int64_t n_tokens) {
-  const int64_t s[][2] = {{2048, 2048}, {256, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}};
+  const char* env = std::getenv("RAYO_BENCH_SHAPES");
+  const bool qwen = env != nullptr && std::string(env) == "qwen";
+  const std::vector<std::array<int64_t, 2>> tinyllama = {{2048, 2048}, {256, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}};
+  const std::vector<std::array<int64_t, 2>> qwen05 = {{896, 896}, {128, 896}, {4864, 896}, {896, 4864}, {151936, 896}};
   for (TensorType t : bench_types())
-    for (const auto& rc : s) b->Args({static_cast<int64_t>(t), rc[0], rc[1], n_tokens});
+    for (const auto& rc : qwen ? qwen05 : tinyllama) b->Args({static_cast<int64_t>(t), rc[0], rc[1], n_tokens});
 }
 
 BENCHMARK(BM_Matmul)->Name("GEMV")->Apply([](auto* b) { shapes(b, 1); })->UseRealTime()->Unit(benchmark::kMicrosecond);

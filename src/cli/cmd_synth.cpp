@@ -63,7 +63,7 @@ void setup(CLI::App& root) {
   for (auto p : models::synth_preset_names()) presets += cat(presets.empty() ? "" : "|", p);
   cmd->add_option("--preset", o->preset, "Shapes to copy: " + presets)->capture_default_str();
   cmd->add_option("--arch", o->arch, "Architecture: llama|qwen2|qwen3 (with --preset tiny; default llama)");
-  cmd->add_option("--type", o->type, "Weight type: f32|f16|bf16|q8_0|q4_0|q4_k_m|q5_k_m|q6_k")->capture_default_str();
+  cmd->add_option("--type", o->type, "Weight type: f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k_m|q4_k_s|q4_k_m|q5_k_s|q5_k_m|q6_k|iq4_nl|iq4_xs")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same bytes)")->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Output GGUF file")->required();
   cmd->add_option("--dim", o->dim, "Override the embedding width");

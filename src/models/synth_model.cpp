@@ -110,9 +110,18 @@ constexpr std::array kFileTypes = {
     FileTypeInfo{SynthFileType::BF16, "bf16", 32, TensorType::BF16},
     FileTypeInfo{SynthFileType::Q8_0, "q8_0", 7, TensorType::Q8_0},
     FileTypeInfo{SynthFileType::Q4_0, "q4_0", 2, TensorType::Q4_0},
+    FileTypeInfo{SynthFileType::Q4_1, "q4_1", 3, TensorType::Q4_1},
+    FileTypeInfo{SynthFileType::Q5_0, "q5_0", 8, TensorType::Q5_0},
+    FileTypeInfo{SynthFileType::Q5_1, "q5_1", 9, TensorType::Q5_1},
+    FileTypeInfo{SynthFileType::Q2_K, "q2_k", 10, TensorType::Q2_K},
+    FileTypeInfo{SynthFileType::Q3_K_M, "q3_k_m", 12, TensorType::Q3_K},
+    FileTypeInfo{SynthFileType::Q4_K_S, "q4_k_s", 14, TensorType::Q4_K},
     FileTypeInfo{SynthFileType::Q4_K_M, "q4_k_m", 15, TensorType::Q4_K},
+    FileTypeInfo{SynthFileType::Q5_K_S, "q5_k_s", 16, TensorType::Q5_K},
     FileTypeInfo{SynthFileType::Q5_K_M, "q5_k_m", 17, TensorType::Q5_K},
     FileTypeInfo{SynthFileType::Q6_K, "q6_k", 18, TensorType::Q6_K},
+    FileTypeInfo{SynthFileType::IQ4_NL, "iq4_nl", 25, TensorType::IQ4_NL},
+    FileTypeInfo{SynthFileType::IQ4_XS, "iq4_xs", 30, TensorType::IQ4_XS},
 };
 
 const FileTypeInfo& file_type_info(SynthFileType t) {
@@ -123,9 +132,12 @@ const FileTypeInfo& file_type_info(SynthFileType t) {
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
-// llama.cpp's replacement when a k-quant row is not a whole number of 256-value blocks.
+// llama.cpp's replacement when a row is not a whole number of 256-value blocks.
 TensorType k_quant_fallback(TensorType t) {
   switch (t) {
+    case TensorType::Q2_K:
+    case TensorType::Q3_K: return TensorType::Q4_0;
+    case TensorType::IQ4_XS: return TensorType::IQ4_NL;
     case TensorType::Q4_K: return TensorType::Q5_0;
     case TensorType::Q5_K: return TensorType::Q5_1;
     case TensorType::Q6_K: return TensorType::Q8_0;
@@ -153,21 +165,35 @@ bool use_more_bits(uint32_t layer, uint32_t n_layers) {
 }
 
 TensorType synth_tensor_type(SynthFileType ftype, std::string_view name, uint32_t layer, uint32_t n_layers,
-                             uint64_t row_length, bool has_output) {
+                             uint64_t row_length, bool has_output, uint32_t n_gqa) {
+  using F = SynthFileType;
   if (ends_with(name, "norm.weight") || ends_with(name, ".bias")) return TensorType::F32;
   const FileTypeInfo& f = file_type_info(ftype);
   TensorType type = f.base;
   if (!info(type).quantized) return type;  // float files keep every matrix in their type
 
   const bool is_output = name == "output.weight" || (!has_output && name == "token_embd.weight");
-  const bool m_mix = ftype == SynthFileType::Q4_K_M || ftype == SynthFileType::Q5_K_M;
   if (is_output) {
     if (row_length % quant::QK_K != 0) return TensorType::Q8_0;
     if (type != TensorType::Q8_0) return TensorType::Q6_K;
     return type;
   }
-  if (m_mix && (contains(name, "attn_v.weight") || contains(name, "ffn_down")) && use_more_bits(layer, n_layers))
-    type = TensorType::Q6_K;
+  const bool iq4 = ftype == F::IQ4_NL || ftype == F::IQ4_XS;
+  if (contains(name, "attn_v.weight")) {
+    if (ftype == F::Q2_K) type = n_gqa >= 4 ? TensorType::Q4_K : TensorType::Q3_K;
+    else if (ftype == F::Q3_K_M) type = layer < 2 ? TensorType::Q5_K : TensorType::Q4_K;
+    else if (iq4 && n_gqa >= 4) type = TensorType::Q5_K;
+    else if ((ftype == F::Q4_K_M || ftype == F::Q5_K_M) && use_more_bits(layer, n_layers)) type = TensorType::Q6_K;
+    else if (ftype == F::Q4_K_S && layer < 4) type = TensorType::Q5_K;
+  } else if (contains(name, "ffn_down")) {
+    if (ftype == F::Q2_K) type = TensorType::Q3_K;
+    else if (ftype == F::Q3_K_M) type = layer < n_layers / 16 ? TensorType::Q5_K : TensorType::Q4_K;
+    else if ((ftype == F::Q4_K_M || ftype == F::Q5_K_M) && use_more_bits(layer, n_layers)) type = TensorType::Q6_K;
+    else if ((iq4 || ftype == F::Q4_K_S) && layer < n_layers / 8) type = TensorType::Q5_K;
+  } else if (contains(name, "attn_output")) {
+    if (ftype == F::Q2_K) type = TensorType::Q3_K;
+    else if (ftype == F::Q3_K_M) type = TensorType::Q4_K;
+  }
   if (row_length % info(type).block_size != 0) type = k_quant_fallback(type);
   return type;
 }
@@ -319,7 +345,7 @@ gguf::Writer synth_writer(const SynthConfig& c, SynthFileType ftype) {
 
   const bool has_output = !c.tied_output;
   auto tensor = [&](const std::string& name, std::vector<uint64_t> ne, uint32_t layer) {
-    const TensorType type = synth_tensor_type(ftype, name, layer, c.n_layers, ne[0], has_output);
+    const TensorType type = synth_tensor_type(ftype, name, layer, c.n_layers, ne[0], has_output, c.n_head / c.n_head_kv);
     w.add_tensor(name, type, std::move(ne));
   };
   const uint64_t q_dim = uint64_t{c.n_head} * hd, kv_dim = uint64_t{c.n_head_kv} * hd;
@@ -425,6 +451,62 @@ void fill_block(TensorType type, uint8_t* p, Rng& rng) {
       auto* b = reinterpret_cast<BlockQ4_0*>(p);
       rng.fill(b->qs, sizeof b->qs);
       b->d = half_of(jitter(kWeightStd / 4.6f, rng));
+      return;
+    }
+    case TensorType::Q4_1: {
+      auto* b = reinterpret_cast<BlockQ4_1*>(p);
+      rng.fill(b->qs, sizeof b->qs);
+      const float d = jitter(kWeightStd / 4.6f, rng);
+      b->d = half_of(d);
+      b->m = half_of(-7.5f * d);  // value = d*q + m, centred on q = 7.5
+      return;
+    }
+    case TensorType::IQ4_NL: {
+      auto* b = reinterpret_cast<BlockIQ4_NL*>(p);
+      rng.fill(b->qs, sizeof b->qs);
+      b->d = half_of(jitter(kWeightStd / 67.0f, rng));  // the 16 levels have a spread of ~67
+      return;
+    }
+    case TensorType::IQ4_XS: {
+      // value = d * (scale - 32) * level; scales 36..44 (8 +- 4 after the bias).
+      auto* b = reinterpret_cast<BlockIQ4_XS*>(p);
+      rng.fill(b->qs, sizeof b->qs);
+      b->scales_h = 0;
+      for (int j = 0; j < 8; ++j) {
+        const auto ls = static_cast<uint32_t>(36 + rng.below(9));
+        if (j % 2 == 0) b->scales_l[j / 2] = 0;
+        b->scales_l[j / 2] = static_cast<uint8_t>(b->scales_l[j / 2] | (ls & 0xf) << (4 * (j % 2)));
+        b->scales_h = static_cast<uint16_t>(b->scales_h | (ls >> 4) << (2 * j));
+      }
+      b->d = half_of(jitter(kWeightStd / (67.0f * 8.0f), rng));
+      return;
+    }
+    case TensorType::Q2_K: {
+      // value = d*scale*q - dmin*min, q in 0..3; min = scale and dmin = 1.5 d centre every sub-block.
+      auto* b = reinterpret_cast<BlockQ2_K*>(p);
+      rng.fill(b->qs, sizeof b->qs);
+      for (auto& sc : b->scales) {
+        const auto s4 = static_cast<uint8_t>(8 + rng.below(8));  // 8..15
+        sc = static_cast<uint8_t>(s4 | s4 << 4);
+      }
+      const float d = jitter(kWeightStd / (1.12f * 11.5f), rng);
+      b->d = half_of(d);
+      b->dmin = half_of(1.5f * d);
+      return;
+    }
+    case TensorType::Q3_K: {
+      // value = d*scale*q, q in -4..3 (spread ~2.3, mean -0.5); scales of 8..15 with
+      // random signs, so that the sub-blocks' means cancel.
+      auto* b = reinterpret_cast<BlockQ3_K*>(p);
+      rng.fill(b->hmask, sizeof b->hmask);
+      rng.fill(b->qs, sizeof b->qs);
+      uint8_t biased[16];
+      for (auto& sc : biased) {
+        const int magnitude = 8 + static_cast<int>(rng.below(8));
+        sc = static_cast<uint8_t>(32 + (rng.below(2) ? magnitude : -magnitude));
+      }
+      pack_q3_k_scales(biased, b->scales);
+      b->d = half_of(jitter(kWeightStd / (2.3f * 11.5f), rng));
       return;
     }
     case TensorType::Q5_0: {

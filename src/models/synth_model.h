@@ -40,18 +40,22 @@ const std::vector<std::string_view>& synth_preset_names();
 SynthConfig synth_preset(std::string_view preset, std::optional<std::string_view> arch = std::nullopt);
 
 // The file types `rayo synth --type` writes, named as llama.cpp names them.
-enum class SynthFileType { F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K };
+enum class SynthFileType {
+  F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K_M, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS
+};
 SynthFileType parse_synth_file_type(std::string_view name);  // "q4_k_m", ...; throws listing the choices
 std::string_view synth_file_type_name(SynthFileType t);
 uint32_t llama_ftype_id(SynthFileType t);  // general.file_type
 
-// llama.cpp's choice of type for one tensor (llama_tensor_get_type): 1-D tensors
-// stay F32; the output matrix (token_embd when output is tied) gets Q6_K in the
-// quantized types other than Q8_0; the _M types give attn_v and ffn_down Q6_K
-// on the "more bits" layers; k-quants fall back to Q5_0/Q5_1/Q8_0 when a row
-// is not a whole number of 256-value blocks.
+// llama.cpp's choice of type for one tensor (llama_tensor_get_type, without an
+// importance matrix, for dense models): 1-D tensors stay F32; the output matrix
+// (token_embd when output is tied) gets Q6_K in the quantized types other than
+// Q8_0; attn_v, attn_output and ffn_down get more bits by file type and layer
+// (Q4_K_M: Q6_K on the "more bits" layers; Q3_K_M: Q5_K/Q4_K; Q2_K: Q3_K, or
+// Q4_K for attn_v with n_gqa >= 4; ...); 256-value types fall back to
+// Q4_0/Q5_0/Q5_1/Q8_0/IQ4_NL when a row is not a whole number of blocks.
 TensorType synth_tensor_type(SynthFileType ftype, std::string_view name, uint32_t layer, uint32_t n_layers,
-                             uint64_t row_length, bool has_output);
+                             uint64_t row_length, bool has_output, uint32_t n_gqa = 1);
 
 // llama.cpp's use_more_bits(i_layer, n_layers).
 bool use_more_bits(uint32_t layer, uint32_t n_layers);

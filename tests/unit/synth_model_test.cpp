@@ -16,9 +16,11 @@
 namespace rayo::models {
 namespace {
 
-const SynthFileType kAllTypes[] = {SynthFileType::F32,  SynthFileType::F16,    SynthFileType::BF16,
-                                   SynthFileType::Q8_0, SynthFileType::Q4_0,   SynthFileType::Q4_K_M,
-                                   SynthFileType::Q5_K_M, SynthFileType::Q6_K};
+const SynthFileType kAllTypes[] = {
+    SynthFileType::F32,    SynthFileType::F16,    SynthFileType::BF16,   SynthFileType::Q8_0,   SynthFileType::Q4_0,
+    SynthFileType::Q4_1,   SynthFileType::Q5_0,   SynthFileType::Q5_1,   SynthFileType::Q2_K,   SynthFileType::Q3_K_M,
+    SynthFileType::Q4_K_S, SynthFileType::Q4_K_M, SynthFileType::Q5_K_S, SynthFileType::Q5_K_M, SynthFileType::Q6_K,
+    SynthFileType::IQ4_NL, SynthFileType::IQ4_XS};
 
 std::map<std::string, uint64_t> type_counts(const gguf::File& f) {
   std::map<std::string, uint64_t> out;
@@ -112,7 +114,8 @@ TEST(Synth, MixMatchesSharedLlamaCppFiles) {
   // The shared synth-*-q4_k_m/q5_k_m files were quantized by llama.cpp: declare the
   // same shapes and compare every tensor's type.
   for (const char* name : {"synth-llama-q4_k_m", "synth-llama-q5_k_m", "synth-qwen3-q4_k_m", "synth-qwen3-q5_k_m",
-                           "synth-qwen2-q4_k_m", "synth-llama-q4_0", "synth-qwen2-q8_0"}) {
+                           "synth-qwen2-q4_k_m", "synth-llama-q4_0", "synth-qwen2-q8_0", "synth-llama-q4_1",
+                           "synth-llama-q5_0", "synth-llama-q5_1", "synth-llama-q2_k", "synth-llama-q3_k_m"}) {
     SCOPED_TRACE(name);
     const gguf::File ref = gguf::File::open(test::shared_path(cat("models/", name, ".gguf")).string());
     const ModelSpec s = ModelSpec::from_gguf(ref);
@@ -121,7 +124,9 @@ TEST(Synth, MixMatchesSharedLlamaCppFiles) {
     for (const auto& t : ref.tensors()) {
       uint32_t layer = 0;
       if (starts_with(t.name, "blk.")) layer = static_cast<uint32_t>(std::stoul(std::string(t.name.substr(4))));
-      EXPECT_EQ(synth_tensor_type(ft, t.name, layer, s.n_layers, t.ne[0], !s.tied_output), t.type) << t.name;
+      EXPECT_EQ(synth_tensor_type(ft, t.name, layer, s.n_layers, t.ne[0], !s.tied_output, s.n_head / s.n_head_kv),
+                t.type)
+          << t.name;
     }
   }
 }
@@ -136,6 +141,12 @@ TEST(Synth, KQuantFallbackForRowsNotMultipleOf256) {
   // 24 layers: more bits for layers 0-2, 21-23 and every third from 5.
   EXPECT_EQ(synth_tensor_type(SynthFileType::Q4_K_M, "blk.4.ffn_down.weight", 4, 24, 4864, false), TensorType::Q4_K);
   EXPECT_EQ(synth_tensor_type(SynthFileType::Q4_K_M, "blk.5.ffn_down.weight", 5, 24, 4864, false), TensorType::Q6_K);
+  // The 32-value fallbacks of the other 256-value types, and the Q2_K mix with grouped-query attention.
+  EXPECT_EQ(synth_tensor_type(SynthFileType::Q2_K, "blk.0.attn_q.weight", 0, 24, 896, false), TensorType::Q4_0);
+  EXPECT_EQ(synth_tensor_type(SynthFileType::Q3_K_M, "blk.0.ffn_up.weight", 0, 24, 896, false), TensorType::Q4_0);
+  EXPECT_EQ(synth_tensor_type(SynthFileType::IQ4_XS, "blk.0.attn_q.weight", 0, 24, 896, false), TensorType::IQ4_NL);
+  EXPECT_EQ(synth_tensor_type(SynthFileType::Q2_K, "blk.0.attn_v.weight", 0, 24, 2048, false, 8), TensorType::Q4_K);
+  EXPECT_EQ(synth_tensor_type(SynthFileType::Q2_K, "blk.0.attn_v.weight", 0, 24, 2048, false, 2), TensorType::Q3_K);
   EXPECT_TRUE(use_more_bits(2, 24));
   EXPECT_FALSE(use_more_bits(3, 24));
   EXPECT_TRUE(use_more_bits(8, 24));
@@ -228,7 +239,8 @@ TEST(Synth, RefusesBadOptions) {
   EXPECT_EQ(error_of([] { synth_preset("llama3-8b", "qwen2"); }), "preset 'llama3-8b' is a llama model, not qwen2");
   EXPECT_EQ(error_of([] { synth_preset("tiny", "mamba"); }), "unknown architecture 'mamba' (choose from: llama, qwen2, qwen3)");
   EXPECT_EQ(error_of([] { parse_synth_file_type("q3_k"); }),
-            "unknown type 'q3_k' (choose from: f32, f16, bf16, q8_0, q4_0, q4_k_m, q5_k_m, q6_k)");
+            "unknown type 'q3_k' (choose from: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k_m, q4_k_s, "
+            "q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs)");
   SynthConfig c = synth_preset("tiny");
   c.n_head_kv = 3;
   EXPECT_EQ(error_of([&] { synth_writer(c, SynthFileType::F16); }), "4 heads cannot be shared by 3 KV heads");

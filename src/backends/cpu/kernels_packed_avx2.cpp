@@ -62,6 +62,15 @@ inline __m256i pairs_s8(__m128i a, __m128i b) { return _mm256_cvtepi8_epi16(_mm_
 // (v_r, v_r) from int32 lanes holding 0 <= v < 2^15.
 inline __m256i pairs_i32(__m256i v) { return _mm256_or_si256(v, _mm256_slli_epi32(v, 16)); }
 
+#ifndef PF_DIST
+#define PF_DIST 4096
+#endif
+// Software prefetch of `bytes` bytes (whole lines) PF_DIST bytes past p.
+template <size_t kBytes>
+inline void prefetch_ahead(const std::byte* p) {
+  for (size_t i = 0; i < kBytes; i += 64) _mm_prefetch(reinterpret_cast<const char*>(p + PF_DIST + i), _MM_HINT_T0);
+}
+
 template <typename Act>
 inline const Act& act_block(const std::byte* row, int64_t b) {
   return reinterpret_cast<const Act*>(row)[b];
@@ -187,22 +196,23 @@ struct Legacy {
 
   template <int T>
   static void run(const std::byte* g, int64_t cols, const std::byte* const* xt, __m256* acc) {
+    constexpr Legacy32 L = legacy32(kType, R);
     const int64_t nb = cols / 32;
-    const std::byte* scales = g + legacy_scales(R, nb, kFifth);
     const __m256i ones = _mm256_set1_epi16(1);
     const __m256i factor[2] = {ones, ones};
     for (int64_t b = 0; b < nb; ++b) {
+      prefetch_ahead<L.block()>(g + L.nibbles(b));
       __m256i w[8];
-      decode_nibbles(g + legacy_nibbles(R, b), w);
-      if constexpr (kFifth) add_bit4(g + legacy_bit4(R, nb, b), w);
-      const __m256 d = load_f16x8(scales + (kMin ? 4 : 2) * R * b);
+      decode_nibbles(g + L.nibbles(b), w);
+      if constexpr (kFifth) add_bit4(g + L.bit4(b), w);
+      const __m256 d = load_f16x8(g + L.d(b));
       for (int t = 0; t < T; ++t) {
         const ActBlock32& x = act_block<ActBlock32>(xt[t], b);
         __m256i s = dot_chunk<kFifth ? 4 : 8>(w, x.qs, factor);
         if constexpr (kOffset != 0) s = _mm256_sub_epi32(s, _mm256_set1_epi32(kOffset * x.sum));
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, _mm256_set1_ps(x.d)), acc[t]);
         if constexpr (kMin) {
-          const __m256 m = load_f16x8(scales + 4 * R * b + 2 * R);
+          const __m256 m = load_f16x8(g + L.m(b));
           acc[t] = _mm256_fmadd_ps(m, _mm256_set1_ps(x.d * static_cast<float>(x.sum)), acc[t]);
         }
       }
@@ -218,6 +228,7 @@ struct Q8_0Fmt {
     for (int64_t b = 0; b < nb; ++b) {
       const std::byte* pair = g + (b / 2) * kQ8_0Pair(R);
       const std::byte* qs = pair + 4 * R + 32 * R * (b % 2);
+      prefetch_ahead<kQ8_0Pair(R) / 2>(pair + kQ8_0Pair(R) / 2 * (b % 2));
       __m256i s[T];
       for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
       for (int j = 0; j < 8; ++j) {
@@ -235,14 +246,15 @@ struct Q8_0Fmt {
 struct IQ4_NLFmt {
   template <int T>
   static void run(const std::byte* g, int64_t cols, const std::byte* const* xt, __m256* acc) {
+    constexpr Legacy32 L = legacy32(TensorType::IQ4_NL, R);
     const int64_t nb = cols / 32;
-    const std::byte* scales = g + legacy_scales(R, nb, false);
     const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t b = 0; b < nb; ++b) {
+      prefetch_ahead<L.block()>(g + L.nibbles(b));
       __m256i s[T];
       for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
-      iq4_chunk<T>(g + legacy_nibbles(R, b), xt, b * static_cast<int64_t>(sizeof(ActBlock32)) + offsetof(ActBlock32, qs), ones, s);
-      const __m256 d = load_f16x8(scales + 2 * R * b);
+      iq4_chunk<T>(g + L.nibbles(b), xt, b * static_cast<int64_t>(sizeof(ActBlock32)) + offsetof(ActBlock32, qs), ones, s);
+      const __m256 d = load_f16x8(g + L.d(b));
       for (int t = 0; t < T; ++t)
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), _mm256_mul_ps(d, _mm256_set1_ps(act_block<ActBlock32>(xt[t], b).d)), acc[t]);
     }
@@ -265,6 +277,7 @@ struct K4 {
       __m256i tot[T];
       for (int t = 0; t < T; ++t) tot[t] = _mm256_setzero_si256();
       for (int s = 0; s < 8; ++s) {
+        prefetch_ahead<L::super(R) / 8>(sb + L::super(R) / 8 * s);
         __m256i w[8];
         decode_nibbles(sb + L::nibbles(R, s), w);
         if constexpr (kFifth) add_bit4(sb + Q5K::bit4(R, s), w);
@@ -322,6 +335,7 @@ struct Q6_KFmt {
       __m256i tot[T];
       for (int t = 0; t < T; ++t) tot[t] = _mm256_setzero_si256();
       for (int u = 0; u < 8; ++u) {
+        prefetch_ahead<Q6K::super(R) / 8>(sb + Q6K::super(R) / 8 * u);
         const std::byte* unit = sb + Q6K::unit(R, u);
         __m256i w[8];
         decode_nibbles(unit, w);
@@ -354,6 +368,7 @@ struct Q2_KFmt {
       __m256i tot[T];
       for (int t = 0; t < T; ++t) tot[t] = _mm256_setzero_si256();
       for (int k = 0; k < 8; ++k) {
+        prefetch_ahead<Q2K::super(R) / 8>(sb + Q2K::super(R) / 8 * k);
         __m256i w[8];
         decode_crumbs(sb + Q2K::crumbs(R, k), w);
         const __m128i s0 = _mm_and_si128(load_8(sb + Q2K::sc(R, 2 * k)), m4);
@@ -389,6 +404,7 @@ struct Q3_KFmt {
       __m256i tot[T];
       for (int t = 0; t < T; ++t) tot[t] = _mm256_setzero_si256();
       for (int k = 0; k < 8; ++k) {
+        prefetch_ahead<Q3K::super(R) / 8>(sb + Q3K::super(R) / 8 * k);
         __m256i w[8];
         decode_crumbs(sb + Q3K::crumbs(R, k), w);
         add_bit2(sb + Q3K::bit2(R, k), w);
@@ -417,6 +433,7 @@ struct IQ4_XSFmt {
       for (int t = 0; t < T; ++t) tot[t] = _mm256_setzero_si256();
       const int64_t x_offset = b * static_cast<int64_t>(sizeof(ActBlockK)) + offsetof(ActBlockK, qs);
       for (int s = 0; s < 8; ++s) {
+        prefetch_ahead<IQ4XS::super(R) / 8>(sb + IQ4XS::super(R) / 8 * s);
         const __m128i sc = load_8(sb + IQ4XS::sc(R, s));
         iq4_chunk<T>(sb + IQ4XS::nibbles(R, s), xt, x_offset + 32 * s, pairs_s8(sc, sc), tot);
       }

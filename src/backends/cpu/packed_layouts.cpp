@@ -84,8 +84,7 @@ const Block& block_of(const void* data, int64_t row, int64_t nb, int64_t b) {
 
 void pack_legacy(TensorType type, const void* data, int64_t row, int r, int64_t nb, std::byte* group, int R) {
   auto* g = reinterpret_cast<uint8_t*>(group);
-  const bool fifth = type == TensorType::Q5_0 || type == TensorType::Q5_1;
-  uint8_t* scales = g + legacy_scales(R, nb, fifth);
+  const Legacy32 L = legacy32(type, R);
   for (int64_t b = 0; b < nb; ++b) {
     uint8_t q[32];
     uint16_t d = 0, m = 0;
@@ -122,14 +121,10 @@ void pack_legacy(TensorType type, const void* data, int64_t row, int r, int64_t 
       }
       default: fail("no packed layout for ", type_name(type));
     }
-    put_nibbles(g + legacy_nibbles(R, b), q, r, R);
-    if (fifth) put_bit4(g + legacy_bit4(R, nb, b), q, r, 4);
-    if (type == TensorType::Q4_1 || type == TensorType::Q5_1) {
-      put_u16(scales + 4 * R * b + 2 * r, d);
-      put_u16(scales + 4 * R * b + 2 * R + 2 * r, m);
-    } else {
-      put_u16(scales + 2 * R * b + 2 * r, d);
-    }
+    put_nibbles(g + L.nibbles(b), q, r, R);
+    if (L.fifth_bit) put_bit4(g + L.bit4(b), q, r, 4);
+    put_u16(g + L.d(b) + 2 * r, d);
+    if (L.min) put_u16(g + L.m(b) + 2 * r, m);
   }
 }
 
@@ -287,10 +282,10 @@ size_t group_bytes(TensorType type, int64_t cols, int R) {
   switch (type) {
     case TensorType::Q8_0: return static_cast<size_t>((nb + 1) / 2) * kQ8_0Pair(R);
     case TensorType::Q4_0:
-    case TensorType::IQ4_NL: return (static_cast<size_t>(18 * R * nb) + 63) & ~size_t{63};
-    case TensorType::Q4_1: return (static_cast<size_t>(20 * R * nb) + 63) & ~size_t{63};
-    case TensorType::Q5_0: return (static_cast<size_t>(22 * R * nb) + 63) & ~size_t{63};
-    case TensorType::Q5_1: return (static_cast<size_t>(24 * R * nb) + 63) & ~size_t{63};
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::IQ4_NL: return (legacy32(type, R).nibbles(nb) + 63) & ~size_t{63};
     default: fail("no packed layout for ", type_name(type));
   }
 }

@@ -27,12 +27,10 @@
 // Rows past the end of the matrix are padded with zero scales. Per group, in
 // bytes ("[R]" = one entry per row, f16 = IEEE half as in the file):
 //
-// Q4_0, IQ4_NL (nb = cols / 32 blocks):   nibbles[nb] (16R each) @0,
-//                                         d[nb][R] f16
-// Q4_1:                                   nibbles[nb] @0, dm[nb][2][R] f16 (d, m)
-// Q5_0:                                   nibbles[nb] @0, bit4[nb] (4R each), d[nb][R]
-// Q5_1:                                   nibbles[nb] @0, bit4[nb], dm[nb][2][R]
-//   (each section starts where the previous ends; a group is rounded up to 64)
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, per block of 32 values (the file's bytes),
+// in reading order, so that a group is one forward stream:
+//   nibbles (16R); bit4 (4R, Q5_0 and Q5_1); d[R] f16; m[R] f16 (Q4_1, Q5_1)
+//   (a group is rounded up to 64 bytes)
 // Q8_0, per pair of blocks (68R; a last odd block is paired with a zero block):
 //   d[2 blocks][R] f16 @0, qs[2 blocks][8 quads][R][4] u8 = w + 128 @4R
 // The k-quants, per super-block of 256 values:
@@ -83,12 +81,18 @@ bool has_layout(TensorType type);
 // `group_rows` (8 or 16) rows.
 std::shared_ptr<const PackedWeight> pack(TensorType type, const void* data, int64_t rows, int64_t cols, int group_rows);
 
-// Offsets within a group's 32-value-block sections (nb blocks per row).
-constexpr size_t legacy_nibbles(int R, int64_t b) { return static_cast<size_t>(16 * R * b); }
-constexpr size_t legacy_bit4(int R, int64_t nb, int64_t b) { return static_cast<size_t>(16 * R * nb + 4 * R * b); }
-// Scales after the nibbles (and bit4 planes when `fifth_bit`): d[b] (or dm[b]).
-constexpr size_t legacy_scales(int R, int64_t nb, bool fifth_bit) {
-  return static_cast<size_t>((16 + (fifth_bit ? 4 : 0)) * R * nb);
+// Offsets of block b of the 32-value formats.
+struct Legacy32 {
+  int R;
+  bool fifth_bit, min;  // Q5_0/Q5_1; Q4_1/Q5_1
+  constexpr size_t block() const { return static_cast<size_t>((18 + (fifth_bit ? 4 : 0) + (min ? 2 : 0)) * R); }
+  constexpr size_t nibbles(int64_t b) const { return block() * static_cast<size_t>(b); }
+  constexpr size_t bit4(int64_t b) const { return nibbles(b) + static_cast<size_t>(16 * R); }
+  constexpr size_t d(int64_t b) const { return nibbles(b) + static_cast<size_t>((16 + (fifth_bit ? 4 : 0)) * R); }
+  constexpr size_t m(int64_t b) const { return d(b) + static_cast<size_t>(2 * R); }
+};
+constexpr Legacy32 legacy32(TensorType type, int R) {
+  return {R, type == TensorType::Q5_0 || type == TensorType::Q5_1, type == TensorType::Q4_1 || type == TensorType::Q5_1};
 }
 
 constexpr size_t kQ8_0Pair(int R) { return static_cast<size_t>(68 * R); }
