@@ -120,21 +120,27 @@ RAYO_AVX2 inline float hsum8(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// kRows rows (w[i], K values of kType) x kTok tokens from token t, into rows
+// r.. of y; `first`: the first pass over these rows (which reads them from memory).
 template <TensorType kType, int kRows, int kTok>
-RAYO_AVX2 void micro_avx2(const MatmulProblem& p, int64_t r, int64_t t) {
+RAYO_AVX2 void micro_avx2(const MatmulProblem& p, const std::byte* const* w, int64_t r, int64_t t, bool first) {
   constexpr int64_t kElem = kType == TensorType::F32 ? 4 : 2;
   const int64_t K = p.w->cols;
-  const std::byte* w[kRows];
   const float* x[kTok];
-  for (int i = 0; i < kRows; ++i) w[i] = row_ptr<kType>(*p.w, r + i);
   for (int j = 0; j < kTok; ++j) x[j] = p.x + (t + j) * p.x_stride;
   __m256 acc[kRows][kTok];
   for (int i = 0; i < kRows; ++i)
     for (int j = 0; j < kTok; ++j) acc[i][j] = _mm256_setzero_ps();
+  // The tile's rows are kRows interleaved streams, too short (a row of 896
+  // halves is 1.8 KB) for the hardware prefetcher to ramp up on: each row asks
+  // for its bytes kRows rows ahead (the next tile's) as it goes.
+  const int64_t ahead = kRows * K * kElem;
   int64_t k = 0;
   for (; k + 8 <= K; k += 8) {
     __m256 xv[kTok];
     for (int j = 0; j < kTok; ++j) xv[j] = _mm256_loadu_ps(x[j] + k);
+    if (first && (k * kElem) % 64 == 0)
+      for (int i = 0; i < kRows; ++i) _mm_prefetch(reinterpret_cast<const char*>(w[i] + ahead + k * kElem), _MM_HINT_T0);
     for (int i = 0; i < kRows; ++i) {
       const __m256 wv = load8<kType>(w[i] + k * kElem);
       for (int j = 0; j < kTok; ++j) acc[i][j] = _mm256_fmadd_ps(wv, xv[j], acc[i][j]);
@@ -143,7 +149,8 @@ RAYO_AVX2 void micro_avx2(const MatmulProblem& p, int64_t r, int64_t t) {
   for (int i = 0; i < kRows; ++i)
     for (int j = 0; j < kTok; ++j) {
       float s = hsum8(acc[i][j]);
-      for (int64_t kk = k; kk < K; ++kk) s += load_scalar<kType>(w[i], kk) * x[j][kk];
+      for (int64_t kk = k; kk < K; ++kk)
+        s += load_scalar<kType>(w[i], kk) * x[j][kk];
       p.y[(t + j) * p.y_stride + r + i] = s;
     }
 }
@@ -169,14 +176,21 @@ RAYO_AVX512 void token_loop_avx512(const MatmulProblem& p, int64_t r, int64_t t0
 }
 
 template <TensorType kType, int kRows>
-RAYO_AVX2 void token_loop_avx2(const MatmulProblem& p, int64_t r, int64_t t0, int64_t t1) {
+RAYO_AVX2 void token_loop_avx2(const MatmulProblem& p, const std::byte* const* w, int64_t r, int64_t t0, int64_t t1) {
   int64_t t = t0;
-  for (; t + 3 <= t1; t += 3) micro_avx2<kType, kRows, 3>(p, r, t);
+  for (; t + 3 <= t1; t += 3) micro_avx2<kType, kRows, 3>(p, w, r, t, t == t0);
   switch (t1 - t) {
-    case 2: micro_avx2<kType, kRows, 2>(p, r, t); break;
-    case 1: micro_avx2<kType, kRows, 1>(p, r, t); break;
+    case 2: micro_avx2<kType, kRows, 2>(p, w, r, t, t == t0); break;
+    case 1: micro_avx2<kType, kRows, 1>(p, w, r, t, t == t0); break;
     default: break;
   }
+}
+
+template <TensorType kType, int kRows>
+RAYO_AVX2 void rows_avx2(const MatmulProblem& p, int64_t r, int64_t t0, int64_t t1) {
+  const std::byte* w[kRows];
+  for (int i = 0; i < kRows; ++i) w[i] = row_ptr<kType>(*p.w, r + i);
+  token_loop_avx2<kType, kRows>(p, w, r, t0, t1);
 }
 
 template <TensorType kType>
@@ -189,8 +203,8 @@ void float_tile_avx512(const MatmulProblem& p, int64_t r0, int64_t r1, int64_t t
 template <TensorType kType>
 void float_tile_avx2(const MatmulProblem& p, int64_t r0, int64_t r1, int64_t t0, int64_t t1, std::byte*) {
   walk_tiles(
-      r0, r1, t0, t1, [&](int64_t r, int64_t a, int64_t b) { token_loop_avx2<kType, 4>(p, r, a, b); },
-      [&](int64_t r, int64_t a, int64_t b) { token_loop_avx2<kType, 1>(p, r, a, b); });
+      r0, r1, t0, t1, [&](int64_t r, int64_t a, int64_t b) { rows_avx2<kType, 4>(p, r, a, b); },
+      [&](int64_t r, int64_t a, int64_t b) { rows_avx2<kType, 1>(p, r, a, b); });
 }
 #endif
 
