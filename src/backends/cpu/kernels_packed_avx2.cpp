@@ -71,6 +71,12 @@ inline void prefetch_ahead(const std::byte* p) {
   for (size_t i = 0; i < kBytes; i += 64) _mm_prefetch(reinterpret_cast<const char*>(p + PF_DIST + i), _MM_HINT_T0);
 }
 
+// An empty asm that claims to change v: GCC may not move the adds on either
+// side of it across, which stops it from reassociating a long chain of exact
+// integer adds into a tree that needs more than AVX2's 16 registers (it
+// spilled half of a 4-token tile's accumulators without this). Free at run time.
+inline void pin(__m256i& v) { asm("" : "+x"(v)); }
+
 template <typename Act>
 inline const Act& act_block(const std::byte* row, int64_t b) {
   return reinterpret_cast<const Act*>(row)[b];
@@ -149,7 +155,10 @@ inline __m256i dot_chunk(const __m256i* w, const int8_t* x, const __m256i* facto
   __m256i s = _mm256_setzero_si256();
   for (int g = 0; g < 8 / kQ; ++g) {
     __m256i p = _mm256_maddubs_epi16(w[kQ * g], bcast4(x + 4 * kQ * g));
-    for (int j = 1; j < kQ; ++j) p = _mm256_add_epi16(p, _mm256_maddubs_epi16(w[kQ * g + j], bcast4(x + 4 * (kQ * g + j))));
+    for (int j = 1; j < kQ; ++j) {
+      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(w[kQ * g + j], bcast4(x + 4 * (kQ * g + j))));
+      pin(p);
+    }
     s = _mm256_add_epi32(s, _mm256_madd_epi16(p, factor[g]));
   }
   return s;
@@ -180,6 +189,7 @@ inline void iq4_chunk(const std::byte* nib, const std::byte* const* xt_qs, int64
       const int8_t* x = reinterpret_cast<const int8_t*>(xt_qs[t]) + x_offset;
       s[t] = _mm256_add_epi32(s[t], dot_quad_signed(lo, alo, x + 4 * c, factor));
       s[t] = _mm256_add_epi32(s[t], dot_quad_signed(hi, ahi, x + 16 + 4 * c, factor));
+      pin(s[t]);
     }
   }
 }
@@ -233,8 +243,10 @@ struct Q8_0Fmt {
       for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
       for (int j = 0; j < 8; ++j) {
         const __m256i w = _mm256_xor_si256(load_v(qs + 4 * R * j), flip), aw = _mm256_abs_epi8(w);
-        for (int t = 0; t < T; ++t)
+        for (int t = 0; t < T; ++t) {
           s[t] = _mm256_add_epi32(s[t], dot_quad_signed(w, aw, act_block<ActBlock32>(xt[t], b).qs + 4 * j, ones));
+          pin(s[t]);
+        }
       }
       const __m256 d = load_f16x8(pair + 2 * R * (b % 2));
       for (int t = 0; t < T; ++t)
@@ -286,8 +298,10 @@ struct K4 {
                                            _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(top, 2 * s), low2), 4));
         const __m256i scp = pairs_i32(sc);
         const __m256i factor[2] = {scp, scp};
-        for (int t = 0; t < T; ++t)
+        for (int t = 0; t < T; ++t) {
           tot[t] = _mm256_add_epi32(tot[t], dot_chunk<kFifth ? 4 : 8>(w, act_block<ActBlockK>(xt[t], b).qs + 32 * s, factor));
+          pin(tot[t]);
+        }
       }
       // The mins, as int16 pairs (min 2p, min 2p+1) per row against the activation sums of those sub-blocks.
       __m256i mins[4];
@@ -344,8 +358,10 @@ struct Q6_KFmt {
         const __m128i s0 = load_8(sb + Q6K::sc(R, 2 * u)), s1 = load_8(sb + Q6K::sc(R, 2 * u + 1));
         const __m256i f0 = pairs_s8(s0, s0), f1 = pairs_s8(s1, s1);
         const __m256i factor[4] = {f0, f0, f1, f1};
-        for (int t = 0; t < T; ++t)
+        for (int t = 0; t < T; ++t) {
           tot[t] = _mm256_add_epi32(tot[t], dot_chunk<2>(w, act_block<ActBlockK>(xt[t], b).qs + 32 * u, factor));
+          pin(tot[t]);
+        }
       }
       const __m256 d = load_f16x8(sb + Q6K::d(R));
       for (int t = 0; t < T; ++t) {
@@ -374,8 +390,10 @@ struct Q2_KFmt {
         const __m128i s0 = _mm_and_si128(load_8(sb + Q2K::sc(R, 2 * k)), m4);
         const __m128i s1 = _mm_and_si128(load_8(sb + Q2K::sc(R, 2 * k + 1)), m4);
         const __m256i factor[2] = {pairs_u8(s0, s0), pairs_u8(s1, s1)};
-        for (int t = 0; t < T; ++t)
+        for (int t = 0; t < T; ++t) {
           tot[t] = _mm256_add_epi32(tot[t], dot_chunk<4>(w, act_block<ActBlockK>(xt[t], b).qs + 32 * k, factor));
+          pin(tot[t]);
+        }
       }
       const __m256 d = load_f16x8(sb + Q2K::d(R)), dmin = load_f16x8(sb + Q2K::dmin(R));
       for (int t = 0; t < T; ++t) {
@@ -410,8 +428,10 @@ struct Q3_KFmt {
         add_bit2(sb + Q3K::bit2(R, k), w);
         const __m128i s0 = load_8(sb + Q3K::sc(R, 2 * k)), s1 = load_8(sb + Q3K::sc(R, 2 * k + 1));
         const __m256i factor[2] = {pairs_s8(s0, s0), pairs_s8(s1, s1)};
-        for (int t = 0; t < T; ++t)
+        for (int t = 0; t < T; ++t) {
           tot[t] = _mm256_add_epi32(tot[t], dot_chunk<4>(w, act_block<ActBlockK>(xt[t], b).qs + 32 * k, factor));
+          pin(tot[t]);
+        }
       }
       const __m256 d = load_f16x8(sb + Q3K::d(R));
       for (int t = 0; t < T; ++t) {
