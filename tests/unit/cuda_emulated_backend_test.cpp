@@ -120,6 +120,17 @@ struct Fake {
 };
 Fake* g_fake = nullptr;
 
+// A context is current per thread, as on a GPU: the calls below that need one
+// fail with CUDA_ERROR_INVALID_CONTEXT on a thread that has not made it current
+// (rayo serve steps the backend on its scheduler's thread, not the loader's).
+thread_local bool t_context_current = false;
+constexpr CUresult kInvalidContext = 201;
+bool without_context(const char* call) {
+  if (t_context_current) return false;
+  ADD_FAILURE() << call << " on a thread without the context current";
+  return true;
+}
+
 void run_launch(const Launch& l) { l.inv->run(l.inv->fn, l.args.data(), l.grid, l.block, l.shared); }
 
 DriverApi fake_api() {
@@ -138,7 +149,10 @@ DriverApi fake_api() {
   a.cuDeviceTotalMem = [](size_t* b, CUdevice) { *b = size_t{1} << 34; return 0; };
   a.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) { *c = reinterpret_cast<CUcontext>(1); return 0; };
   a.cuDevicePrimaryCtxRelease = [](CUdevice) { return 0; };
-  a.cuCtxSetCurrent = [](CUcontext) { return 0; };
+  a.cuCtxSetCurrent = [](CUcontext c) {
+    t_context_current = c != nullptr;
+    return 0;
+  };
   a.cuCtxSynchronize = [] { return 0; };
   a.cuModuleLoadData = [](CUmodule* m, const void* image) {
     g_fake->modules.push_back(std::make_unique<std::string>(static_cast<const char*>(image)));
@@ -163,6 +177,7 @@ DriverApi fake_api() {
   };
   a.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, CUstream, void** params, void**) {
+    if (without_context("cuLaunchKernel")) return kInvalidContext;
     const auto allowed = g_fake->max_dynamic_shared.find(f);
     const int limit = allowed == g_fake->max_dynamic_shared.end() ? 48 * 1024 : allowed->second;
     if (static_cast<int64_t>(shared) > limit) {
@@ -180,6 +195,7 @@ DriverApi fake_api() {
     return 0;
   };
   a.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
+    if (without_context("cuMemAlloc")) return kInvalidContext;
     if (g_fake->memory_total && g_fake->allocated + n > g_fake->memory_total) return 2;  // out of memory
     *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, n + 64));
     g_fake->allocations[*p] = n;
@@ -199,10 +215,12 @@ DriverApi fake_api() {
   a.cuMemcpyHtoD = [](CUdeviceptr d, const void* s, size_t n) { std::memcpy(reinterpret_cast<void*>(d), s, n); return 0; };
   a.cuMemcpyDtoH = [](void* d, CUdeviceptr s, size_t n) { std::memcpy(d, reinterpret_cast<void*>(s), n); return 0; };
   a.cuMemcpyHtoDAsync = [](CUdeviceptr d, const void* s, size_t n, CUstream) {
+    if (without_context("cuMemcpyHtoDAsync")) return kInvalidContext;
     std::memcpy(reinterpret_cast<void*>(d), s, n);
     return 0;
   };
   a.cuMemcpyDtoHAsync = [](void* d, CUdeviceptr s, size_t n, CUstream) {
+    if (without_context("cuMemcpyDtoHAsync")) return kInvalidContext;
     std::memcpy(d, reinterpret_cast<void*>(s), n);
     return 0;
   };
@@ -250,10 +268,12 @@ DriverApi fake_api() {
     return 0;
   };
   a.cuGraphInstantiate = [](CUgraphExec* e, CUgraph g, unsigned long long) {
+    if (without_context("cuGraphInstantiate")) return kInvalidContext;
     *e = reinterpret_cast<CUgraphExec>(g);
     return 0;
   };
   a.cuGraphLaunch = [](CUgraphExec e, CUstream) {
+    if (without_context("cuGraphLaunch")) return kInvalidContext;
     for (const Launch& l : *reinterpret_cast<std::vector<Launch>*>(e)) run_launch(l);
     return 0;
   };

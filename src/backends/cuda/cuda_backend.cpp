@@ -101,6 +101,10 @@ class CudaBackend : public graph::Backend {
   }
 
   ~CudaBackend() override {
+    try {
+      ctx_.make_current();  // the last step may have run on another thread
+    } catch (const Error&) {
+    }
     const auto& a = ctx_.api();
     for (auto& [g, s] : graphs_) {
       if (s.exec) a.cuGraphExecDestroy(s.exec);
@@ -114,10 +118,14 @@ class CudaBackend : public graph::Backend {
   }
 
   std::string_view name() const override { return "cuda"; }
-  double measure_memory_bandwidth() override { return measure_copy_bandwidth(ctx_); }
+  double measure_memory_bandwidth() override {
+    ctx_.make_current();
+    return measure_copy_bandwidth(ctx_);
+  }
   std::vector<std::unique_ptr<graph::Pass>> passes() const override { return graph::decoder_fusion_passes(); }
 
   void init_kv_cache(const graph::KvCacheConfig& config) override {
+    ctx_.make_current();
     if (config.type != graph::KvType::F16) fail("the CUDA backend keeps the KV cache in f16 (f32 was requested)");
     RAYO_CHECK(config.n_layers > 0 && config.n_blocks > 0 && config.block_size > 0 && config.kv_width > 0 &&
                    config.max_seq_len > 0,
@@ -143,6 +151,7 @@ class CudaBackend : public graph::Backend {
   }
 
   void prepare(const Graph& g) override {
+    ctx_.make_current();
     RAYO_CHECK(kv_, "KV cache not initialised");
     upload_weights(g);
     GraphState& s = graphs_[&g];
@@ -190,6 +199,7 @@ class CudaBackend : public graph::Backend {
   }
 
   void begin_step(const Graph& g, const graph::StepInputs& in) override {
+    ctx_.make_current();
     auto it = graphs_.find(&g);
     RAYO_CHECK(it != graphs_.end(), "graph not prepared");
     GraphState& s = it->second;
@@ -260,6 +270,7 @@ class CudaBackend : public graph::Backend {
   }
 
   void end_step(const Graph& g) override {
+    ctx_.make_current();
     GraphState& s = *current_;
     if (options_.use_graphs) {
       if (!s.exec) capture(s);
@@ -278,6 +289,7 @@ class CudaBackend : public graph::Backend {
   }
 
   std::span<const float> output(const Graph& g) override {
+    ctx_.make_current();
     GraphState& s = graphs_.at(&g);
     if (!s.logits_fresh) {  // a sampled step: logits only when asked for
       ctx_.download_async(s.logits, value_ptr(s, g, g.output()), s.n_outputs * s.n_vocab * sizeof(float));
@@ -308,6 +320,7 @@ class CudaBackend : public graph::Backend {
   }
   bool samples(float temperature, int top_k) const override { return device_can_sample(temperature, top_k); }
   std::span<const int32_t> sampled(const Graph& g) override {
+    ctx_.make_current();
     GraphState& s = graphs_.at(&g);
     if (!s.sampled) return {};
     return {s.host_ids, static_cast<size_t>(s.n_outputs)};

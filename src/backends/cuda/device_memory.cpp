@@ -84,8 +84,11 @@ DeviceContext::DeviceContext(int ordinal) {
   check(a.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 }
 
+void DeviceContext::make_current() const { check(api().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+
 DeviceContext::~DeviceContext() {
   const auto& a = api();
+  a.cuCtxSetCurrent(ctx_);
   if (stream_) a.cuStreamDestroy(stream_);
   if (ctx_) a.cuDevicePrimaryCtxRelease(device_);
 }

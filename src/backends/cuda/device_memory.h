@@ -60,6 +60,12 @@ class DeviceContext {
   int max_shared_per_block() const { return max_shared_; }  // bytes a kernel may opt in to
   CUstream stream() const { return stream_; }
   const DriverApi& api() const { return Driver::get().api(); }
+  // Makes the context current on the calling thread. A context is current per
+  // thread: the backend is made on one thread and, in rayo serve, stepped on
+  // the scheduler's, where without this every call fails with
+  // CUDA_ERROR_INVALID_CONTEXT (seen on an H200). Cheap: call it at every
+  // entry point.
+  void make_current() const;
 
   DeviceBuffer alloc(size_t bytes) { return DeviceBuffer(this, bytes); }
   // Synchronous copies (weights at load) and stream-ordered ones (per step, from pinned memory).
