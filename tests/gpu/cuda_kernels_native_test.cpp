@@ -6,16 +6,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 
 #include "backends/cpu/kv_cache.h"
 #include "backends/cpu/ops.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/kernel_cache.h"
+#include "backends/cuda/nvrtc.h"
 #include "common/strings.h"
 #include "support/native_gpu.h"
 #include "support/require_gpu.h"
 #include "backends/cuda/weight_layout.h"
+#include "support/simt/byte_perm.h"
 #include "support/simt/kernel_test_util.h"
 #include "support/simt/q8_reference.h"
 
@@ -33,7 +36,8 @@ TEST(CudaKernelsNative, GemvEveryFormatAtLlamaWidth) {
   const int64_t K = 4096, M = 333;
   for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
                        TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
-                       TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+                       TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_NL,
+                       TensorType::IQ4_XS}) {
     SCOPED_TRACE(type_name(t));
     const bool quantized = has_gpu_layout(t);
     const auto w = test::random_weights(t, M, K, 1 + static_cast<uint32_t>(t));
@@ -68,7 +72,8 @@ TEST(CudaKernelsNative, GemmEveryQuantizedFormatAtLlamaWidth) {
   Gpu gpu;
   const int64_t K = 4096, M = 333, T = 70;
   for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
-                       TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+                       TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+                       TensorType::IQ4_NL, TensorType::IQ4_XS}) {
     SCOPED_TRACE(type_name(t));
     const auto w = test::random_weights(t, M, K, 11 + static_cast<uint32_t>(t));
     const auto wf = test::dequantized(t, w, M, K);
@@ -105,7 +110,8 @@ TEST(CudaKernelsNative, ExactGemmAndEveryTokenTileGiveTheSameBits) {
   Gpu gpu;
   const int64_t K = 4096, M = 333, T = 70;
   for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
-                       TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+                       TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+                       TensorType::IQ4_NL, TensorType::IQ4_XS}) {
     SCOPED_TRACE(type_name(t));
     const auto w = test::random_weights(t, M, K, 31 + static_cast<uint32_t>(t));
     const auto x = test::random_floats(T * K, 97), nw = test::random_floats(K, 96), res = test::random_floats(T * M, 95);
@@ -132,6 +138,54 @@ TEST(CudaKernelsNative, ExactGemmAndEveryTokenTileGiveTheSameBits) {
       ASSERT_EQ(0, std::memcmp(&one[i], &exact[i], 4)) << "exact GEMM, token " << i / M << " row " << i % M;
     }
   }
+}
+
+// The GPU's __byte_perm, which the IQ4 formats' level lookups use, is the
+// emulator's (support/simt/byte_perm.h), for selectors with bit 3 set (which
+// PTX prmt alone would read as sign replication) and upper bits included.
+TEST(CudaKernelsNative, BytePermIsTheEmulatorsPrmt) {
+  RAYO_REQUIRE_GPU();
+  Gpu gpu;
+  const char* source =
+      "extern \"C\" __global__ void byte_perm(const unsigned* in, unsigned* out, int n) {\n"
+      "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) out[i] = __byte_perm(in[3 * i], in[3 * i + 1], in[3 * i + 2]);\n"
+      "}\n";
+  const auto compiled = Nvrtc::get().compile("byte_perm.cu", source, {}, {"--gpu-architecture=" + gpu.ctx.arch()});
+  const DriverApi& api = gpu.ctx.api();
+  CUmodule module = nullptr;
+  check(api.cuModuleLoadData(&module, compiled.cubin.data()), "cuModuleLoadData");
+  CUfunction f = nullptr;
+  check(api.cuModuleGetFunction(&f, module, "byte_perm"), "byte_perm");
+  // Every selector nibble value in every place, over random bytes; then random selectors.
+  std::mt19937 rng(5);
+  auto word = [&] { return static_cast<uint32_t>(rng()); };
+  std::vector<uint32_t> in;
+  for (uint32_t nib = 0; nib < 16; ++nib)
+    for (int place = 0; place < 4; ++place)
+      for (int k = 0; k < 8; ++k) {
+        const uint32_t x = word(), y = word(), s = (word() & ~(0xFu << (4 * place))) | (nib << (4 * place));
+        in.insert(in.end(), {x, y, s});
+      }
+  for (int k = 0; k < 4096; ++k) {
+    const uint32_t x = word(), y = word(), s = word();
+    in.insert(in.end(), {x, y, s});
+  }
+  const int n = static_cast<int>(in.size() / 3);
+  auto din = gpu.put(in), dout = gpu.put(std::vector<uint32_t>(n));
+  uint64_t args[] = {din.ptr(), dout.ptr(), static_cast<uint64_t>(n)};
+  void* params[] = {&args[0], &args[1], &args[2]};
+  gpu.ctx.launch(f, (n + 255) / 256, 1, 1, 256, params);
+  const auto out = gpu.get<uint32_t>(dout, n);
+  check(api.cuModuleUnload(module), "cuModuleUnload");
+  int differ = 0;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t want = simt::byte_perm(in[3 * i], in[3 * i + 1], in[3 * i + 2]);
+    if (out[i] != want && ++differ <= 8)
+      ADD_FAILURE() << std::hex << "x " << in[3 * i] << " y " << in[3 * i + 1] << " s " << in[3 * i + 2] << ": GPU "
+                    << out[i] << ", emulator " << want;
+  }
+  EXPECT_EQ(differ, 0) << "of " << n;
 }
 
 // A CPU KV cache of ctx positions of random keys and values in blocks of 16,

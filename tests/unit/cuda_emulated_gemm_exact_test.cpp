@@ -93,15 +93,18 @@ TEST(CudaEmulatedGemmExact, EveryQuantizedFormatGivesTheGemvsBits) {
   check_matmul(TensorType::Q4_K, 512, 96, 37, gemv_q4_k::gemv, exact_q4_k::gemm, 8);
   check_matmul(TensorType::Q5_K, 512, 96, 37, gemv_q5_k::gemv, exact_q5_k::gemm, 9);
   check_matmul(TensorType::Q6_K, 512, 96, 37, gemv_q6_k::gemv, exact_q6_k::gemm, 10);
+  check_matmul(TensorType::IQ4_NL, 512, 96, 37, gemv_iq4_nl::gemv, exact_iq4_nl::gemm, 14);
+  check_matmul(TensorType::IQ4_XS, 512, 96, 37, gemv_iq4_xs::gemv, exact_iq4_xs::gemm, 15);
 }
 
 // Rows whose lanes hold several units, some one more than others: 68 units of
-// 64 values (lanes 0..3 three, the rest two), 33 of 32 (lane 0 two); and a row
-// of 3 units, most lanes none (K = 96).
+// 64 values (lanes 0..3 three, the rest two), 33 of 32 (lane 0 two; Q8_0 and
+// IQ4_NL); and a row of 3 units, most lanes none (K = 96).
 TEST(CudaEmulatedGemmExact, LanesOfUnequalLengthsAndShortRows) {
   check_matmul(TensorType::Q4_K, 4352, 40, 33, gemv_q4_k_long::gemv, exact_q4_k_long::gemm, 11);
   check_matmul(TensorType::Q8_0, 1056, 40, 20, gemv_q8_0_long::gemv, exact_q8_0_long::gemm, 12);
   check_matmul(TensorType::Q8_0, 96, 64, 5, gemv_q8_0_k96::gemv, exact_q8_0_k96::gemm, 13);
+  check_matmul(TensorType::IQ4_NL, 1056, 40, 20, gemv_iq4_nl_long::gemv, exact_iq4_nl_long::gemm, 16);
 }
 
 using SwigluKernel = void (*)(const u8*, const u8*, const float*, const i8*, const float2*, const float*, const float*,
@@ -137,6 +140,9 @@ TEST(CudaEmulatedGemmExact, GateUpSwiGLUGivesTheGemvsBits) {
                exact_swiglu_q4_k_q5_k::gemm_swiglu, 21);
   check_swiglu(TensorType::Q3_K, TensorType::Q2_K, gemv_swiglu_q3_k_q2_k::gemv_swiglu,
                exact_swiglu_q3_k_q2_k::gemm_swiglu, 22);
+  // IQ4_XS beside Q4_K: one unit shape, two formats' Meta in one tile.
+  check_swiglu(TensorType::IQ4_XS, TensorType::Q4_K, gemv_swiglu_iq4_xs_q4_k::gemv_swiglu,
+               exact_swiglu_iq4_xs_q4_k::gemm_swiglu, 23);
 }
 
 // q, k and v of a Q4_K_M layer (v in Q6_K: tiles of two unit shapes, one

@@ -101,6 +101,8 @@ TEST(CudaEmulatedGemm, EveryQuantizedFormatMatchesTheDequantizedProduct) {
   check_gemm({TensorType::Q4_K, 512, 96, 37}, gemm_q4_k::gemm, 8);
   check_gemm({TensorType::Q5_K, 512, 96, 37}, gemm_q5_k::gemm, 9);
   check_gemm({TensorType::Q6_K, 512, 96, 37}, gemm_q6_k::gemm, 10);
+  check_gemm({TensorType::IQ4_NL, 512, 96, 37}, gemm_iq4_nl::gemm, 11);
+  check_gemm({TensorType::IQ4_XS, 512, 96, 37}, gemm_iq4_xs::gemm, 12);
 }
 
 TEST(CudaEmulatedGemm, NormResidualBiasAPartialChunkAndTheNextTwin) {
@@ -108,6 +110,8 @@ TEST(CudaEmulatedGemm, NormResidualBiasAPartialChunkAndTheNextTwin) {
   check_gemm({TensorType::Q6_K, 256, 128, 33, false, 0.0f, 1, true}, gemm_res_emit_q6_k::gemm, 22);
   // K = 96: a chunk of 256 values only partly inside the row.
   check_gemm({TensorType::Q8_0, 96, 40, 5, true, 1e-6f, 2}, gemm_bias_q8_0_k96::gemm, 23);
+  check_gemm({TensorType::IQ4_XS, 768, 64, 20, true, 1e-5f, 1, true}, gemm_norm_res_emit_iq4_xs::gemm, 24);
+  check_gemm({TensorType::IQ4_NL, 96, 40, 5, true, 1e-6f, 2}, gemm_bias_iq4_nl_k96::gemm, 25);
 }
 
 TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) {

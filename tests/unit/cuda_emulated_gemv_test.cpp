@@ -17,6 +17,7 @@
 
 #include "backends/cpu/ops.h"
 #include "common/strings.h"
+#include "quant/blocks.h"
 #include "support/simt/kernel_test_util.h"
 #include "support/simt/q8_reference.h"
 
@@ -137,6 +138,39 @@ void check_gemv(const GemvCase& c, GemvKernel kernel, uint32_t seed) {
   check_emitted_twin(y_step, T, M, c.emit_norm ? y_norm_w.data() : nullptr, c.emit_q8, c.emit_ss, yq, yds, yss);
 }
 
+// The emulator's __byte_perm on values worked out by hand (CudaKernelsNative.
+// BytePermIsTheEmulatorsPrmt checks it against a GPU's).
+TEST(CudaEmulatedIntrinsics, BytePermSelectsBytesByTheLowThreeBitsOfEachNibble) {
+  const unsigned x = 0x44332211u, y = 0x88776655u;
+  EXPECT_EQ(__byte_perm(x, y, 0x3210u), 0x44332211u);
+  EXPECT_EQ(__byte_perm(x, y, 0x7654u), 0x88776655u);
+  EXPECT_EQ(__byte_perm(x, y, 0x0426u), 0x11553377u);
+  EXPECT_EQ(__byte_perm(x, y, 0x6420u), 0x77553311u);
+  EXPECT_EQ(__byte_perm(x, y, 0xABCD3210u), 0x44332211u);  // the upper 16 bits select nothing
+  // Bit 3 of a selector nibble is ignored (PTX prmt alone would replicate the
+  // selected byte's sign: 0x00FFFF00, 0x7F00FF00, 0x000000FF).
+  EXPECT_EQ(__byte_perm(0x7F80FF01u, 0u, 0xBA98u), 0x7F80FF01u);
+  EXPECT_EQ(__byte_perm(0x7F80FF01u, 0u, 0x3B18u), 0x7F7FFF01u);
+  EXPECT_EQ(__byte_perm(0u, 0x00800000u, 0x000Eu), 0x00000080u);
+}
+
+// iq4_levels (common.cuh) maps each nibble of a word to its level.
+TEST(CudaEmulatedIntrinsics, Iq4LevelsOfEveryNibbleInEveryPlace) {
+  auto check = [](u32 v) {
+    int lo = 0, hi = 0;
+    iq4_levels(v, &lo, &hi);
+    for (int n = 0; n < 4; ++n) {
+      const int b = static_cast<int>((v >> (8 * n)) & 0xFF);
+      ASSERT_EQ(static_cast<int8_t>(static_cast<u32>(lo) >> (8 * n)), quant::kIq4nlValues[b & 0xF]) << std::hex << v;
+      ASSERT_EQ(static_cast<int8_t>(static_cast<u32>(hi) >> (8 * n)), quant::kIq4nlValues[b >> 4]) << std::hex << v;
+    }
+  };
+  for (u32 b = 0; b < 256; ++b)
+    for (int n = 0; n < 4; ++n) check((0x9C3E71A5u & ~(0xFFu << (8 * n))) | (b << (8 * n)));
+  std::mt19937 rng(7);
+  for (int i = 0; i < 10000; ++i) check(static_cast<u32>(rng()));
+}
+
 TEST(CudaEmulatedGemv, EveryQuantizedFormatMatchesTheDequantizedProduct) {
   check_gemv({TensorType::Q4_0, 512, 37, 1}, gemv_q4_0::gemv, 1);
   check_gemv({TensorType::Q4_1, 512, 37, 1}, gemv_q4_1::gemv, 2);
@@ -148,6 +182,8 @@ TEST(CudaEmulatedGemv, EveryQuantizedFormatMatchesTheDequantizedProduct) {
   check_gemv({TensorType::Q4_K, 512, 37, 1}, gemv_q4_k::gemv, 8);
   check_gemv({TensorType::Q5_K, 512, 37, 1}, gemv_q5_k::gemv, 9);
   check_gemv({TensorType::Q6_K, 512, 37, 1}, gemv_q6_k::gemv, 10);
+  check_gemv({TensorType::IQ4_NL, 512, 37, 1}, gemv_iq4_nl::gemv, 14);
+  check_gemv({TensorType::IQ4_XS, 512, 37, 1}, gemv_iq4_xs::gemv, 15);
 }
 
 TEST(CudaEmulatedGemv, FloatFormatsWithAndWithoutATail) {
@@ -165,6 +201,10 @@ TEST(CudaEmulatedGemv, FusedNormResidualBiasAndTokenTiles) {
   check_gemv({TensorType::Q6_K, 256, 33, 7, 4, false, 0.0f, 1}, gemv_res_q6_k_tt4::gemv, 32);
   check_gemv({TensorType::Q8_0, 96, 21, 5, 4, true, 1e-6f, 2}, gemv_bias_q8_0_tt4::gemv, 33);
   check_gemv({TensorType::F16, 96, 21, 3, 1, true, 1e-6f, 0}, gemv_norm_f16::gemv, 34);
+  // The level-table formats with a norm, a residual or bias, token tiles and
+  // (IQ4_NL) the twin of the output.
+  check_gemv({TensorType::IQ4_XS, 768, 45, 6, 4, true, 1e-5f, 1}, gemv_norm_res_iq4_xs_tt4::gemv, 35);
+  check_gemv({TensorType::IQ4_NL, 96, 64, 5, 4, true, 1e-6f, 2, true, true, true}, gemv_bias_emit_iq4_nl_tt4::gemv, 36);
 }
 
 TEST(CudaEmulatedGemv, WritesTheTwinOfItsOutputForTheNextMatmul) {
@@ -247,6 +287,9 @@ void check_swiglu(TensorType gt, TensorType ut, int64_t K, int64_t M, int64_t T,
 TEST(CudaEmulatedGemv, GateUpSwiGLUWithMixedFormats) {
   check_swiglu(TensorType::Q4_K, TensorType::Q6_K, 512, 64, 6, 4, true, 1e-5f, true, swiglu_q4_k_q6_k::gemv_swiglu, 51);
   check_swiglu(TensorType::F16, TensorType::F16, 72, 13, 1, 1, false, 0.0f, false, swiglu_f16::gemv_swiglu, 52);
+  // IQ4_XS reads Q4_K's activations: 2 tokens in one tile multiply both matrices together.
+  check_swiglu(TensorType::IQ4_XS, TensorType::Q4_K, 512, 64, 2, 2, true, 1e-5f, true, swiglu_iq4_xs_q4_k::gemv_swiglu,
+               53);
 }
 
 using EmbedKernel = void (*)(const u8*, const int*, float*, const float*, i8*, float2*, float*, const int*);
@@ -287,6 +330,8 @@ TEST(CudaEmulatedDequant, EmbedRowsAreBitExactForEveryFormat) {
   check_embed(TensorType::Q4_K, 512, embed_q4_k::embed, 71);
   check_embed(TensorType::Q5_K, 512, embed_q5_k::embed, 72);
   check_embed(TensorType::Q6_K, 512, embed_q6_k::embed, 73);
+  check_embed(TensorType::IQ4_NL, 512, embed_iq4_nl::embed, 78);
+  check_embed(TensorType::IQ4_XS, 512, embed_iq4_xs::embed, 79);
   check_embed(TensorType::F32, 172, embed_tail_f32::embed, 74);
   check_embed(TensorType::F16, 172, embed_tail_f16::embed, 75);
   check_embed(TensorType::BF16, 172, embed_tail_bf16::embed, 76);
@@ -322,6 +367,8 @@ TEST(CudaEmulatedDequant, QuantizedFormatsToF16) {
   check_dequant_f16(TensorType::Q2_K, DEQUANT(embed_q2_k), 84);
   check_dequant_f16(TensorType::Q3_K, DEQUANT(embed_q3_k), 85);
   check_dequant_f16(TensorType::Q6_K, DEQUANT(embed_q6_k), 86);
+  check_dequant_f16(TensorType::IQ4_NL, DEQUANT(embed_iq4_nl), 87);
+  check_dequant_f16(TensorType::IQ4_XS, DEQUANT(embed_iq4_xs), 88);
 }
 
 }  // namespace

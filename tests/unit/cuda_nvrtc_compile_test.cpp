@@ -62,7 +62,8 @@ TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {
   std::set<std::string> done;
   const TensorType types[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
                               TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
-                              TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+                              TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_NL,
+                              TensorType::IQ4_XS};
   const Emit normed{true, true, true};
   for (const char* arch : {"sm_80", "sm_90"}) {
     std::vector<KernelSpec> specs;
@@ -73,6 +74,16 @@ TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {
       specs.push_back(gemv_swiglu_spec(t, t, 4096, 14336, 8, 1e-5f, Emit{quantized, false, false}));
       specs.push_back(dequant_spec(t, 4096, quantized ? normed : Emit{}));
     }
+    // The tensor-core GEMMs (f16 and exact) of the formats no shared model
+    // holds (the shared models' variants cover the others), for a matmul and
+    // for gate/up (IQ4_XS beside Q4_K, whose unit shape it shares).
+    for (TensorType t : {TensorType::IQ4_NL, TensorType::IQ4_XS})
+      for (bool exact : {false, true}) {
+        specs.push_back(tensor_core_variant(gemv_spec(t, 4096, 4096, 4, 1e-5f, 1, normed), exact));
+        const TensorType up = t == TensorType::IQ4_XS ? TensorType::Q4_K : t;
+        specs.push_back(
+            tensor_core_variant(gemv_swiglu_spec(t, up, 4096, 14336, 4, 1e-5f, Emit{true, false, false}), exact));
+      }
     specs.push_back(quantize_spec(4096, normed));
     specs.push_back(quantize_spec(4100, Emit{false, false, true}));
     for (int hd : {64, 80, 96, 128, 256})

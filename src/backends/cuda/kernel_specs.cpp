@@ -28,7 +28,8 @@ int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
 static int unit_shape(TensorType t) {
   switch (t) {
     case TensorType::Q4_K:
-    case TensorType::Q5_K: return 1;
+    case TensorType::Q5_K:
+    case TensorType::IQ4_XS: return 1;
     case TensorType::Q6_K: return 2;
     case TensorType::Q2_K:
     case TensorType::Q3_K: return 3;

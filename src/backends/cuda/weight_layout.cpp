@@ -20,6 +20,8 @@ std::vector<std::pair<int, int>> plane_ranges(TensorType type) {
     case TensorType::Q4_K: return {{0, 144}};
     case TensorType::Q5_K: return {{0, 176}};
     case TensorType::Q6_K: return {{0, 208}, {208, 2}};
+    case TensorType::IQ4_NL: return {{2, 16}, {0, 2}};
+    case TensorType::IQ4_XS: return {{8, 128}, {0, 8}};
     default: return {};
   }
 }

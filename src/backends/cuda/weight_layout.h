@@ -24,6 +24,8 @@
 //   Q4_K    256    the whole block (144 = 9 x 16)
 //   Q5_K    256    the whole block (176 = 11 x 16)
 //   Q6_K    256    ql, qh, scales [0, 208)             d [208, 210)
+//   IQ4_NL  32     qs [2, 18)                          d [0, 2)
+//   IQ4_XS  256    qs [8, 136)                         d, scales_h, scales_l [0, 8)
 //
 // Float formats (F32, F16, BF16) keep their rows as stored.
 #include <cstddef>

@@ -17,7 +17,9 @@ inline std::vector<int> half_fields(TensorType t) {
   switch (t) {
     case TensorType::Q4_0:
     case TensorType::Q5_0:
-    case TensorType::Q8_0: return {0};
+    case TensorType::Q8_0:
+    case TensorType::IQ4_NL:
+    case TensorType::IQ4_XS: return {0};
     case TensorType::Q4_1:
     case TensorType::Q5_1:
     case TensorType::Q4_K:

@@ -29,6 +29,7 @@
 #include <functional>
 
 #include "common/half.h"
+#include "support/simt/byte_perm.h"
 
 namespace simt {
 
@@ -203,6 +204,8 @@ inline int __dp4a(int a, int b, int c) {
   for (int i = 0; i < 4; ++i) c += static_cast<int8_t>(a >> (8 * i)) * static_cast<int8_t>(b >> (8 * i));
   return c;
 }
+// PTX prmt.b32 in its default mode (byte_perm.h).
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) { return simt::byte_perm(x, y, s); }
 inline float __uint_as_float(unsigned u) { return simt::from_bits<float>(u); }
 inline unsigned __float_as_uint(float f) { return static_cast<unsigned>(simt::to_bits(f)); }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }

@@ -40,6 +40,8 @@ typedef signed char i8;
 #define FMT_Q4_K 12
 #define FMT_Q5_K 13
 #define FMT_Q6_K 14
+#define FMT_IQ4_NL 20
+#define FMT_IQ4_XS 23
 #define FMT_BF16 30
 
 #define WARP 32
@@ -109,6 +111,10 @@ __device__ __forceinline__ u32 ld_u32(const u8* p) {
 //   Q4_K 144 B / 256: f16 d, f16 dmin, 12 B scales/mins, 128 B nibbles
 //   Q5_K 176 B / 256: as Q4_K + 32 B qh before the nibbles
 //   Q6_K 210 B / 256: 128 B ql, 64 B qh, 16 x i8 scales, f16 d
+//   IQ4_NL  18 B / 32: f16 d, 16 B nibbles as Q4_0, each an index into the 16 levels
+//   IQ4_XS 136 B / 256: f16 d, u16 scales_h, 4 B scales_l (the 8 sub-blocks' 6-bit
+//                       scales, less 32), 128 B nibbles (sub-block s's 16 bytes as
+//                       an IQ4_NL block's)
 // ---------------------------------------------------------------------------
 
 template <int FMT>
@@ -126,6 +132,8 @@ template <> struct Fmt<FMT_Q3_K> { static constexpr int block = 256, bytes = 110
 template <> struct Fmt<FMT_Q4_K> { static constexpr int block = 256, bytes = 144; };
 template <> struct Fmt<FMT_Q5_K> { static constexpr int block = 256, bytes = 176; };
 template <> struct Fmt<FMT_Q6_K> { static constexpr int block = 256, bytes = 210; };
+template <> struct Fmt<FMT_IQ4_NL> { static constexpr int block = 32, bytes = 18; };
+template <> struct Fmt<FMT_IQ4_XS> { static constexpr int block = 256, bytes = 136; };
 
 // Bytes of a row of n values.
 template <int FMT>
@@ -142,6 +150,42 @@ __device__ __forceinline__ void scale_min_k4(int j, const u8* q, int* sc, int* m
     *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
     *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
   }
+}
+
+// The 16 levels of IQ4_NL and IQ4_XS (quant/blocks.h: kIq4nlValues) as int8
+// bytes, four to a word, little endian: levels 0..7 (all negative) in words 0
+// and 1, levels 8..15 in words 2 and 3.
+#define IQ4_LEVELS_0 0xBFAD9881u  // -127 -104  -83  -65
+#define IQ4_LEVELS_1 0xF6EADDCFu  //  -49  -35  -22  -10
+#define IQ4_LEVELS_2 0x26190D01u  //    1   13   25   38
+#define IQ4_LEVELS_3 0x71594535u  //   53   69   89  113
+
+// The levels of the 8 4-bit indices of v as int8 lanes: lo[n] = level[low
+// nibble of byte n], hi[n] = level[high nibble of byte n] (the nibble order of
+// Q4_0 blocks: values n and n + 16). A byte permutation (__byte_perm, PTX
+// prmt) looks up 4 indices at once, each selector nibble naming one byte of 8:
+// the low 3 bits of an index select within the half of the table its bit 3
+// names. So each run of 4 nibbles (bytes 0..1 of v, then bytes 2..3) is looked
+// up in both halves with bit 3 cleared (__byte_perm ignores it, a bare prmt
+// would read it as "the byte's sign"; the selectors' upper 16 bits are zero as
+// well), the two results are merged byte by byte by bit 3 (selector n, or
+// n + 4 for the upper half), and the lookups, which hold a byte's two nibbles
+// side by side, are split into low and high nibbles.
+__device__ __forceinline__ void iq4_levels(u32 v, int* lo, int* hi) {
+  const u32 s01 = v & 0x7777u, s23 = (v >> 16) & 0x7777u;
+  const u32 m01 = 0x3210u | ((v >> 1) & 0x4444u), m23 = 0x3210u | ((v >> 17) & 0x4444u);
+  // Levels of the nibbles of bytes 0..1 (l0 h0 l1 h1) and of bytes 2..3 (l2 h2 l3 h3).
+  const u32 b01 = __byte_perm(__byte_perm(IQ4_LEVELS_0, IQ4_LEVELS_1, s01),
+                              __byte_perm(IQ4_LEVELS_2, IQ4_LEVELS_3, s01), m01);
+  const u32 b23 = __byte_perm(__byte_perm(IQ4_LEVELS_0, IQ4_LEVELS_1, s23),
+                              __byte_perm(IQ4_LEVELS_2, IQ4_LEVELS_3, s23), m23);
+  *lo = static_cast<int>(__byte_perm(b01, b23, 0x6420u));
+  *hi = static_cast<int>(__byte_perm(b01, b23, 0x7531u));
+}
+
+// Lane n (0..3) of 4 int8 lanes, as a float.
+__device__ __forceinline__ float lane_float(int lanes, int n) {
+  return static_cast<float>(static_cast<i8>((static_cast<u32>(lanes) >> (8 * n)) & 0xFF));
 }
 
 template <int FMT>
@@ -319,6 +363,38 @@ RAYO_UNROLL
     const int q = (((ql[i] >> shift) & 0xF) | (((qh[i] >> (2 * k)) & 3) << 4)) - 32;
     v[i] = ds * static_cast<float>(q);
   }
+}
+
+// IQ4_NL: nibbles as Q4_0's, each the index of a level: values 8i .. 8i+7 of a
+// block (i = g % 4) are the levels of the low (i < 2) or high nibbles of its
+// quant bytes 8 (i % 2) .. +7.
+template <>
+__device__ __forceinline__ void load8<FMT_IQ4_NL>(const u8* row, int g, float* v) {
+  const u8* b = row + (g >> 2) * 18;
+  const int j0 = (g & 3) * 8;
+  const float d = h2f(ld_u16(b));
+  const u8* qs = b + 2 + (j0 & 15);
+  int lo[2], hi[2];
+  iq4_levels(ld_u32(qs), &lo[0], &hi[0]);
+  iq4_levels(ld_u32(qs + 4), &lo[1], &hi[1]);
+RAYO_UNROLL
+  for (int i = 0; i < 8; ++i) v[i] = d * lane_float(j0 >= 16 ? hi[i / 4] : lo[i / 4], i % 4);
+}
+// IQ4_XS: sub-block s = n0 / 32 of block g / 32 as an IQ4_NL block of scale
+// d * (its 6-bit scale - 32).
+template <>
+__device__ __forceinline__ void load8<FMT_IQ4_XS>(const u8* row, int g, float* v) {
+  const u8* b = row + (g >> 5) * 136;
+  const int n0 = (g & 31) * 8;
+  const int s = n0 >> 5, r = n0 & 31;
+  const int ls = ((b[4 + s / 2] >> (4 * (s % 2))) & 0xF) | (((ld_u16(b + 2) >> (2 * s)) & 3) << 4);
+  const float dl = h2f(ld_u16(b)) * static_cast<float>(ls - 32);
+  const u8* qs = b + 8 + 16 * s + (r & 15);
+  int lo[2], hi[2];
+  iq4_levels(ld_u32(qs), &lo[0], &hi[0]);
+  iq4_levels(ld_u32(qs + 4), &lo[1], &hi[1]);
+RAYO_UNROLL
+  for (int i = 0; i < 8; ++i) v[i] = dl * lane_float(r >= 16 ? hi[i / 4] : lo[i / 4], i % 4);
 }
 
 // ---------------------------------------------------------------------------

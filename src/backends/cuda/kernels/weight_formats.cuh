@@ -8,6 +8,8 @@
 // with 16-byte streaming loads, load_act reads the matching activations of one
 // token, unit_dot multiplies them. Units of the 256-value formats are:
 //   Q4_K, Q5_K  j = 0..3: values 64j .. 64j+63 (nibbles qs[32j .. 32j+31], low then high)
+//   IQ4_XS      j = 0..3: values 64j .. 64j+63, sub-blocks 2j and 2j+1 (qs[32j .. 32j+15]
+//                         low then high nibbles, then qs[32j+16 .. 32j+31] likewise)
 //   Q6_K        (h, a):   values 128h+32a+[0,32) (low nibbles of ql[64h+32a..]) and
 //                         128h+64+32a+[0,32) (their high nibbles); qh[32h..32h+31] bits
 //   Q2_K, Q3_K  (h, i):   values 128h+32j+16i+[0,16) for j = 0..3 (the 2-bit quants
@@ -350,6 +352,41 @@ RAYO_UNROLL
   }
 };
 
+// IQ4_NL: Q4_0's nibbles, each the index of one of 16 levels (common.cuh:
+// iq4_levels), which are the int8 lanes.
+template <>
+struct Gpu<FMT_IQ4_NL> : Block32Unit {
+  struct Unit {
+    uint4 qs;
+    u16 d;
+  };
+  static constexpr int kPlane0 = 16, kPlane1 = 2, kPlane2 = 0;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int) {
+    return Unit{s.ld16(0, b, 0), s.ld2(1, b, 0)};
+  }
+  struct Meta {
+    float d;
+  };
+  __device__ static Meta meta(const Unit& w) { return Meta{h2f(w.d)}; }
+  __device__ static void ints(const Unit& w, int* q) {
+RAYO_UNROLL
+    for (int i = 0; i < 4; ++i) iq4_levels(word(w.qs, i), &q[i], &q[4 + i]);
+  }
+  // sum d level x: d dx sum level qx
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
+    const int s = seg[0] + seg[1];
+    return m.d * ds[0].x * static_cast<float>(s);
+  }
+  __device__ static void values(const Unit& w, float* v) {
+    const float d = h2f(w.d);
+    int q[8];
+    ints(w, q);
+RAYO_UNROLL
+    for (int i = 0; i < 32; ++i) v[i] = d * lane_float(q[i / 4], i % 4);
+  }
+};
+
 // ---- 256-value formats: four units per block --------------------------------
 
 // The 6-bit scale and min of sub-block j of a Q4_K/Q5_K block, from the 12
@@ -480,6 +517,66 @@ RAYO_UNROLL
       const int lo = (q & 0xF) + (((h >> (2 * w.j)) & 1) << 4), hi = (q >> 4) + (((h >> (2 * w.j + 1)) & 1) << 4);
       v[l] = d0 * static_cast<float>(lo) - n0;
       v[32 + l] = d1 * static_cast<float>(hi) - n1;
+    }
+  }
+};
+
+// IQ4_XS: a unit is a quarter of a block, as Q4_K's (the same activations),
+// sub-blocks 2j and 2j+1, each arranged as an IQ4_NL block (qs[16s .. 16s+15]:
+// low nibbles values 0..15, high nibbles 16..31) with the scale d * (ls - 32),
+// ls its 6 bits: low 4 in nibble s % 2 of scales_l[s / 2], high 2 in bits 2s of
+// scales_h.
+template <>
+struct Gpu<FMT_IQ4_XS> {
+  static constexpr int kUnit = 64, kBlock = 256;
+  static constexpr bool kXSums = false;
+  struct Unit {
+    uint4 q0, q1;
+    u32 dh, sl;  // d | scales_h << 16; scales_l
+    int j;
+  };
+  static constexpr int kPlane0 = 128, kPlane1 = 8, kPlane2 = 0;
+  template <typename Src>
+  __device__ static Unit read(const Src& s, long long b, int j) {
+    return Unit{s.ld16(0, b, 32 * j), s.ld16(0, b, 32 * j + 16), s.ld4(1, b, 0), s.ld4(1, b, 4), j};
+  }
+  // d and the signed scales (ls - 32) of the unit's sub-blocks.
+  struct Meta {
+    float d;
+    int sc0, sc1;
+  };
+  __device__ static int scale(const Unit& w, int s) {
+    return static_cast<int>(((w.sl >> (4 * s)) & 0xF) | (((w.dh >> (16 + 2 * s)) & 3) << 4)) - 32;
+  }
+  __device__ static Meta meta(const Unit& w) {
+    return Meta{h2f(static_cast<u16>(w.dh)), scale(w, 2 * w.j), scale(w, 2 * w.j + 1)};
+  }
+  __device__ static void ints(const Unit& w, int* q) {
+RAYO_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      iq4_levels(word(w.q0, i), &q[i], &q[4 + i]);
+      iq4_levels(word(w.q1, i), &q[8 + i], &q[12 + i]);
+    }
+  }
+  // d * (sc0 dx0 s0 + sc1 dx1 s1), s0 the sum of segments 0 and 1 (sub-block
+  // 2j), s1 of 2 and 3.
+  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
+    const int s0 = seg[0] + seg[1], s1 = seg[2] + seg[3];
+    return m.d * (ds[0].x * static_cast<float>(m.sc0 * s0) + ds[1].x * static_cast<float>(m.sc1 * s1));
+  }
+  __device__ static int offset(int uc, int i) { return 64 * uc + i; }
+  __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
+    load_act_k64(xq, xds, u / 4, u % 4, a);
+  }
+  __device__ static void values(const Unit& w, float* v) {
+    const float d = h2f(static_cast<u16>(w.dh));
+    const float d0 = d * static_cast<float>(scale(w, 2 * w.j)), d1 = d * static_cast<float>(scale(w, 2 * w.j + 1));
+    int q[16];
+    ints(w, q);
+RAYO_UNROLL
+    for (int i = 0; i < 32; ++i) {
+      v[i] = d0 * lane_float(q[i / 4], i % 4);
+      v[32 + i] = d1 * lane_float(q[8 + i / 4], i % 4);
     }
   }
 };
