@@ -34,7 +34,7 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
   if (o.types.empty()) {
     types = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
              TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
-             TensorType::F16,  TensorType::BF16, TensorType::F32};
+             TensorType::IQ4_NL, TensorType::IQ4_XS, TensorType::F16, TensorType::BF16, TensorType::F32};
     if (gemm_only) std::erase_if(types, [](TensorType t) { return !cuda::has_gpu_layout(t); });
   } else {
     for (const auto& name : o.types) {
