@@ -21,13 +21,17 @@
 // A dot product has two parts, which the int8 tensor-core GEMMs (gemm.cuh,
 // GEMM_EXACT) share with the GEMVs so that both give the same bits:
 //   - integer: Gpu<FMT>::ints gives the unit's weights as int8 lanes in the
-//     order of its activations (Act::q), and the sums of their products are
+//     order of its activations (Act::q) (Q6_K's plus 32: its combine takes 32
+//     times the activations' sums off), and the sums of their products are
 //     taken per segment of 16 values (4 ints), exactly, by DP4A or by MMA;
 //   - float: Gpu<FMT>::combine turns the segment sums (and, for kXSums formats,
 //     the segments' sums of activations) into the result, from the unit's
 //     scales (Gpu<FMT>::Meta: decoded once per unit by Gpu<FMT>::meta, so
 //     that a GEMM's outputs share the decoding) and the activations' (d, s)
-//     pairs.
+//     pairs. A lane's unit index, and so which scale bytes it needs, differs
+//     from lane to lane: meta selects and shifts whole words rather than
+//     branch on it (divergent branches made the scale decoding 600 of the
+//     1 100 instructions of a Q4_K GEMV pass on sm_90).
 #pragma once
 #include "q8_act.cuh"
 
@@ -389,17 +393,23 @@ RAYO_UNROLL
 
 // ---- 256-value formats: four units per block --------------------------------
 
-// The 6-bit scale and min of sub-block j of a Q4_K/Q5_K block, from the 12
-// scale bytes held in words 1..3 of the block's first 16 bytes.
-__device__ __forceinline__ void k4_scale_min(const uint4& head, int j, int* sc, int* m) {
-  auto byte = [&](int i) { return static_cast<int>((word(head, 1 + i / 4) >> (8 * (i % 4))) & 0xFF); };
-  if (j < 4) {
-    *sc = byte(j) & 63;
-    *m = byte(j + 4) & 63;
-  } else {
-    *sc = (byte(j + 4) & 0xF) | ((byte(j - 4) >> 6) << 4);
-    *m = (byte(j + 4) >> 4) | ((byte(j) >> 6) << 4);
-  }
+// The 6-bit scales and mins of sub-blocks 2j and 2j+1 of a Q4_K/Q5_K block (a
+// unit's two), from the 12 scale bytes s[0..11] in words 1..3 of the block's
+// first 16 bytes: sc is scale(2j) | scale(2j+1) << 8, m the mins alike.
+// Sub-block k < 4: scale s[k] & 63, min s[k+4] & 63; k >= 4: scale s[k+4] & 15
+// with s[k-4]'s top 2 bits above, min s[k+4] >> 4 with s[k]'s top 2 bits. The
+// pair for unit j is in the 16-bit halves j % 2 of words 1..3, so both cases are
+// a few whole-pair operations and a select: no branch on j, which differs from
+// lane to lane (a branch made the GEMV's lanes run both cases, and the byte
+// extraction was 600 of the 1 100 instructions of a Q4_K pass on sm_90).
+__device__ __forceinline__ void k4_scale_min_pair(const uint4& head, int j, u32& sc, u32& m) {
+  const int shift = 16 * (j & 1);
+  const u32 a = head.y >> shift, b = head.z >> shift, c = head.w >> shift;
+  const u32 sc_lo = a & 0x3F3Fu, m_lo = b & 0x3F3Fu;
+  const u32 sc_hi = (c & 0x0F0Fu) | ((a >> 2) & 0x3030u);
+  const u32 m_hi = ((c >> 4) & 0x0F0Fu) | ((b >> 2) & 0x3030u);
+  sc = j < 2 ? sc_lo : sc_hi;
+  m = j < 2 ? m_lo : m_hi;
 }
 
 // Activations of values 64j .. 64j+63 of block b (Q4_K, Q5_K): blocks 8b+2j, +1.
@@ -426,8 +436,10 @@ struct K64Unit {
     Meta m;
     m.d = h2f(static_cast<u16>(head.x));
     m.dmin = h2f(static_cast<u16>(head.x >> 16));
-    k4_scale_min(head, 2 * j, &m.sc0, &m.m0);
-    k4_scale_min(head, 2 * j + 1, &m.sc1, &m.m1);
+    u32 sc, mn;
+    k4_scale_min_pair(head, j, sc, mn);
+    m.sc0 = static_cast<int>(sc & 0xFF), m.sc1 = static_cast<int>(sc >> 8);
+    m.m0 = static_cast<int>(mn & 0xFF), m.m1 = static_cast<int>(mn >> 8);
     return m;
   }
   // d * (sc0 dx0 s0 + sc1 dx1 s1) - dmin * (m0 sx0 + m1 sx1), s0 the sum of
@@ -444,12 +456,9 @@ struct K64Unit {
   // The scale and offset of unit j's two sub-blocks (value = d * q - n), from
   // the block's head (d, dmin, packed scales and mins) (GEMMs).
   __device__ static void sub_scales(const uint4& head, int j, float& d0, float& n0, float& d1, float& n1) {
-    int sc0, m0, sc1, m1;
-    k4_scale_min(head, 2 * j, &sc0, &m0);
-    k4_scale_min(head, 2 * j + 1, &sc1, &m1);
-    const float d = h2f(static_cast<u16>(head.x)), dmin = h2f(static_cast<u16>(head.x >> 16));
-    d0 = d * static_cast<float>(sc0), n0 = dmin * static_cast<float>(m0);
-    d1 = d * static_cast<float>(sc1), n1 = dmin * static_cast<float>(m1);
+    const Meta m = meta_of(head, j);
+    d0 = m.d * static_cast<float>(m.sc0), n0 = m.dmin * static_cast<float>(m.m0);
+    d1 = m.d * static_cast<float>(m.sc1), n1 = m.dmin * static_cast<float>(m.m1);
   }
 };
 
@@ -584,7 +593,10 @@ RAYO_UNROLL
 template <>
 struct Gpu<FMT_Q6_K> {
   static constexpr int kUnit = 64, kBlock = 256;
-  static constexpr bool kXSums = false;
+  // The weights are q - 32 for 6-bit q: ints gives q, and combine takes 32
+  // times the activations' sums off (a DP4A per 4 activations, which the
+  // rows of a warp share, instead of a byte-wise subtraction per weight word).
+  static constexpr bool kXSums = true;
   struct Unit {
     uint4 l0, l1, h0, h1, sc;
     u16 d;
@@ -620,29 +632,32 @@ struct Gpu<FMT_Q6_K> {
     float d;
     int sc[4];
   };
+  // Scales 8h + 2a + {0, 1} are bytes 2a, 2a + 1 of word 2h of sc, 8h + 4 + 2a +
+  // {0, 1} the same bytes of word 2h + 1: two selects and shifts, no branch on
+  // the lane's (h, a).
   __device__ static Meta meta(const Unit& w) {
-    auto scale = [&](int i) {
-      return static_cast<int>(static_cast<i8>((word(w.sc, i / 4) >> (8 * (i % 4))) & 0xFF));
-    };
-    const int base = 8 * w.h + 2 * w.a;
-    return Meta{h2f(w.d), {scale(base), scale(base + 1), scale(base + 4), scale(base + 5)}};
+    const int shift = 16 * w.a;
+    const u32 lo = (w.h ? w.sc.z : w.sc.x) >> shift, hi = (w.h ? w.sc.w : w.sc.y) >> shift;
+    auto s8 = [](u32 v) { return static_cast<int>(static_cast<i8>(v & 0xFF)); };
+    return Meta{h2f(w.d), {s8(lo), s8(lo >> 8), s8(hi), s8(hi >> 8)}};
   }
-  // (q - 32): low nibbles l < 16, l >= 16, then high nibbles l < 16, l >= 16.
+  // q: low nibbles l < 16, l >= 16, then high nibbles l < 16, l >= 16, each
+  // with its 2 high bits from qh (bits 2a and 4 + 2a of each byte).
   __device__ static void ints(const Unit& w, int* q) {
+    const int lo_shift = 2 * w.a, hi_shift = 4 + 2 * w.a;
 RAYO_UNROLL
     for (int i = 0; i < 8; ++i) {
       const u32 v = word(i < 4 ? w.l0 : w.l1, i % 4);
       const u32 hb = word(i < 4 ? w.h0 : w.h1, i % 4);
-      const u32 lo = (v & 0x0F0F0F0Fu) | (((hb >> (2 * w.a)) & 0x03030303u) << 4);
-      const u32 hi = ((v >> 4) & 0x0F0F0F0Fu) | (((hb >> (4 + 2 * w.a)) & 0x03030303u) << 4);
-      q[i] = sub_bytes(lo, 0x20202020u);
-      q[8 + i] = sub_bytes(hi, 0x20202020u);
+      q[i] = static_cast<int>((v & 0x0F0F0F0Fu) | (((hb >> lo_shift) & 0x03030303u) << 4));
+      q[8 + i] = static_cast<int>(((v >> 4) & 0x0F0F0F0Fu) | (((hb >> hi_shift) & 0x03030303u) << 4));
     }
   }
-  // d * sum over the 4 segments (sub-blocks of 16): scale * dx * sum (q - 32) qx.
-  __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
-    const int lo = m.sc[0] * seg[0] + m.sc[1] * seg[1];
-    const int hi = m.sc[2] * seg[2] + m.sc[3] * seg[3];
+  // d * sum over the 4 segments (sub-blocks of 16): scale * dx * sum (q - 32) qx,
+  // sum (q - 32) qx = seg - 32 xseg exactly.
+  __device__ static float combine(const Meta& m, const int* seg, const int* xseg, const float2* ds) {
+    const int lo = m.sc[0] * (seg[0] - 32 * xseg[0]) + m.sc[1] * (seg[1] - 32 * xseg[1]);
+    const int hi = m.sc[2] * (seg[2] - 32 * xseg[2]) + m.sc[3] * (seg[3] - 32 * xseg[3]);
     return m.d * (ds[0].x * static_cast<float>(lo) + ds[1].x * static_cast<float>(hi));
   }
   // Values 0..31: 128h + 32a + i; 32..63: 128h + 64 + 32a + (i - 32).
@@ -700,20 +715,18 @@ struct Gpu<FMT_Q2_K> : K16Unit {
     const int h = j / 2, i = j % 2;
     return Unit{s.ld16(0, b, 0), s.ld16(0, b, 16 + 32 * h + 16 * i), s.ld4(1, b, 0), h, i};
   }
-  // d, dmin, and the scale byte (scale | min << 4) of segment j in byte j of sc
-  // (the block's byte 8h + i + 2j).
+  // d, dmin, and the scale byte (scale | min << 4) of segment j in byte j of sc:
+  // the block's byte 8h + i + 2j, which is byte i (j = 0, 2) or i + 2 (j = 1,
+  // 3) of word 2h (j < 2) or 2h + 1 of the 16 scale bytes, gathered by one byte
+  // permutation: no branch on the lane's (h, i).
   struct Meta {
     float d, dmin;
     u32 sc;
   };
   __device__ static Meta meta(const Unit& w) {
-    u32 sc = 0;
-RAYO_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      const int si = 8 * w.h + 2 * j + w.i;
-      sc |= ((word(w.sc, si / 4) >> (8 * (si % 4))) & 0xFF) << (8 * j);
-    }
-    return Meta{h2f(static_cast<u16>(w.dm)), h2f(static_cast<u16>(w.dm >> 16)), sc};
+    const int shift = 8 * w.i;
+    const u32 a = (w.h ? w.sc.z : w.sc.x) >> shift, b = (w.h ? w.sc.w : w.sc.y) >> shift;
+    return Meta{h2f(static_cast<u16>(w.dm)), h2f(static_cast<u16>(w.dm >> 16)), __byte_perm(a, b, 0x6420)};
   }
   // Segment j: the 2-bit quants in bits 2j.
   __device__ static void ints(const Unit& w, int* q) {
@@ -734,11 +747,11 @@ RAYO_UNROLL
   }
   // Value 16j + l: 128h + 32j + 16i + l.
   __device__ static void values(const Unit& w, float* v) {
-    const float d = h2f(static_cast<u16>(w.dm)), dmin = h2f(static_cast<u16>(w.dm >> 16));
+    const Meta m = meta(w);
 RAYO_UNROLL
     for (int j = 0; j < 4; ++j) {
-      const int sc = byte_of(w.sc, 8 * w.h + 2 * j + w.i);
-      const float dl = d * static_cast<float>(sc & 0xF), ml = dmin * static_cast<float>(sc >> 4);
+      const int sc = static_cast<int>((m.sc >> (8 * j)) & 0xFF);
+      const float dl = m.d * static_cast<float>(sc & 0xF), ml = m.dmin * static_cast<float>(sc >> 4);
 RAYO_UNROLL
       for (int l = 0; l < 16; ++l) v[16 * j + l] = dl * static_cast<float>((byte_of(w.qs, l) >> (2 * j)) & 3) - ml;
     }
@@ -765,26 +778,25 @@ struct Gpu<FMT_Q3_K> : K16Unit {
                 h,
                 i};
   }
-  // d, and the scale (6 bits, less 32) of segment j: the block's scale 8h + i + 2j.
+  // d, and the scale (6 bits, less 32) of segment j: the block's scale
+  // si = 8h + i + 2j. Its low 4 bits are the low (h = 0) or high (h = 1)
+  // nibble of byte i + 2j of the 12 scale bytes; its high 2 bits are bits
+  // 4h + 2 (j / 2) of byte 8 + i + 2 (j % 2). Byte permutations gather the
+  // four at once: no branch on the lane's (h, i).
   struct Meta {
     float d;
     int sc[4];
   };
   __device__ static Meta meta(const Unit& w) {
-    // Byte b of the 12 scale bytes (b / 4 selected, not indexed: no local memory).
-    auto byte = [&](int b) {
-      const u32 v = b < 4 ? w.sc[0] : b < 8 ? w.sc[1] : w.sc[2];
-      return static_cast<int>((v >> (8 * (b % 4))) & 0xFF);
-    };
+    const int shift = 8 * w.i;
+    const u32 low = (__byte_perm(w.sc[0] >> shift, w.sc[1] >> shift, 0x6420) >> (4 * w.h)) & 0x0F0F0F0Fu;
+    const u32 hb = __byte_perm(w.sc[2] >> shift, 0, 0x2020) >> (4 * w.h);
+    const u32 high = (hb & 0x00000303u) | ((hb >> 2) & 0x03030000u);
+    const u32 six = low | (high << 4);
     Meta m;
     m.d = h2f(w.d);
 RAYO_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      const int si = 8 * w.h + 2 * j + w.i;
-      const int low = si < 8 ? (byte(si) & 0xF) : (byte(si - 8) >> 4);
-      const int high = (byte(8 + si % 4) >> (2 * (si / 4))) & 3;
-      m.sc[j] = (low | (high << 4)) - 32;
-    }
+    for (int j = 0; j < 4; ++j) m.sc[j] = static_cast<int>((six >> (8 * j)) & 0xFF) - 32;
     return m;
   }
   // Segment j: q - 4 * !hbit, the 2-bit quants in bits 2j and the high bits in bit 4h + j.
@@ -806,17 +818,10 @@ RAYO_UNROLL
     return m.d * r;
   }
   __device__ static void values(const Unit& w, float* v) {
-    auto byte = [&](int b) {
-      const u32 x = b < 4 ? w.sc[0] : b < 8 ? w.sc[1] : w.sc[2];
-      return static_cast<int>((x >> (8 * (b % 4))) & 0xFF);
-    };
-    const float d = h2f(w.d);
+    const Meta m = meta(w);
 RAYO_UNROLL
     for (int j = 0; j < 4; ++j) {
-      const int si = 8 * w.h + 2 * j + w.i;
-      const int low = si < 8 ? (byte(si) & 0xF) : (byte(si - 8) >> 4);
-      const int high = (byte(8 + si % 4) >> (2 * (si / 4))) & 3;
-      const float dl = d * static_cast<float>((low | (high << 4)) - 32);
+      const float dl = m.d * static_cast<float>(m.sc[j]);
 RAYO_UNROLL
       for (int l = 0; l < 16; ++l) {
         const int q = ((byte_of(w.qs, l) >> (2 * j)) & 3) - (((byte_of(w.hm, l) >> (4 * w.h + j)) & 1) ? 0 : 4);
