@@ -7,7 +7,13 @@
 // warp multiplies its 4 rows of both matrices, their loads in flight together.
 #include "gemv.cuh"
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, 1)
+// Decode (TT = 1) runs two blocks per SM (at most 128 registers) where that
+// costs no spill (ptxas, sm_80 and sm_90): every pair but those holding Q3_K
+// or Q6_K, whose 8 rows of decoded weights need more. The 14336-row gate/up of
+// an 8B model is 448 blocks: 3.4 waves of one block per SM, 1.7 of two.
+#define GEMV_SWIGLU_MIN_BLOCKS \
+  (TT == 1 && WTYPE != FMT_Q3_K && WTYPE != FMT_Q6_K && WTYPE2 != FMT_Q3_K && WTYPE2 != FMT_Q6_K ? 2 : 1)
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, GEMV_SWIGLU_MIN_BLOCKS)
 gemv_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const float2* xds, const float* xss,
             const float* norm_w, float* y, i8* yq, float2* yds, float* yss, const int* n_rows) {
   const int n = *n_rows;

@@ -34,7 +34,9 @@ __device__ __forceinline__ void pair_dims(int i, bool rotated, int* d0, int* d1)
   }
 }
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, 1)
+// Decode (TT = 1) runs two blocks per SM (at most 128 registers, which every
+// format fits without a spill), as gemv.cu.
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, TT == 1 ? 2 : 1)
 qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, const float* bk, const float* bv,
                const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w,
                const float* freq_factors, float* q_out, u16* k_cache, u16* v_cache, const int* positions,
