@@ -101,6 +101,52 @@ TEST(CudaKernelsNative, GemmEveryQuantizedFormatAtLlamaWidth) {
   }
 }
 
+// Prefill as decode where residuals are huge (rows of rms about 2e6 before the
+// fused norm, past f16's 65 504): the f16 GEMM against the GEMV on the same
+// inputs, at llama3-8b's width with a residual, within the GEMM's f16
+// rounding of the normed activations (which the emulator test checks too).
+TEST(CudaKernelsNative, GemmOnHugeResidualsThroughAFusedNormGivesWhatTheGemvGives) {
+  RAYO_REQUIRE_GPU();
+  Gpu gpu;
+  const int64_t K = 4096, M = 333, T = 70;
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0}) {
+    SCOPED_TRACE(type_name(t));
+    const auto w = test::random_weights(t, M, K, 51 + static_cast<uint32_t>(t));
+    const auto wf = test::dequantized(t, w, M, K);
+    const auto x = test::random_floats(T * K, 94, 4e6f), nw = test::random_floats(K, 93),
+               res = test::random_floats(T * M, 92);
+    const auto twin = test::q8_twin(x.data(), T, K, nw.data());
+    auto dw = gpu.put(test::gpu_matrix(t, w, M, K)), dx = gpu.put(x), dq = gpu.put(twin.q), dds = gpu.put(twin.ds),
+         dss = gpu.put(twin.ss), dnw = gpu.put(nw), dres = gpu.put(res),
+         dn = gpu.put(std::vector<int>{static_cast<int>(T)});
+    const KernelSpec gemv = gemv_spec(t, K, M, 4, 1e-5f, 1);
+    auto run = [&](bool gemm) {
+      auto dy = gpu.put(std::vector<float>(T * M));
+      const std::vector<uint64_t> args = {dw.ptr(), dx.ptr(), dq.ptr(), dds.ptr(), dss.ptr(), dnw.ptr(), dy.ptr(),
+                                          dres.ptr(), 0, 0, 0, 0, dn.ptr()};
+      if (gemm)
+        gpu.run(tensor_core_variant(gemv), "gemm", (T + kGemmTokens - 1) / kGemmTokens, (M + kGemmRows - 1) / kGemmRows,
+                1, kGemmThreads, args);
+      else
+        gpu.run(gemv, "gemv", (M + 31) / 32, (T + 3) / 4, 1, 256, args);
+      return gpu.get<float>(dy, T * M);
+    };
+    const auto by_gemv = run(false), by_gemm = run(true);
+    for (int64_t tok = 0; tok < T; ++tok) {
+      const auto xs = test::matmul_input(x, nw, twin, tok, K, true, true, 1e-5f);
+      for (int64_t r = 0; r < M; ++r) {
+        double abs_sum = 0;
+        for (int64_t k = 0; k < K; ++k) abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * xs[k]);
+        const float v = by_gemm[tok * M + r];
+        ASSERT_TRUE(std::isfinite(v)) << "token " << tok << " row " << r;
+        ASSERT_NEAR(v, by_gemv[tok * M + r],
+                    (2.0 / 2048 + (K / 8.0 + 32) * test::kF32Eps) * abs_sum + 8 * test::kF32Eps * std::abs(res[tok * M + r]))
+            << "token " << tok << " row " << r;
+      }
+    }
+  }
+}
+
 // The GEMV with token tiles of 1 and of 4, and the exact GEMM of
 // batch-invariant graphs, of every quantized format at llama3-8b's width with
 // a fused norm and a residual, 70 tokens: the same bits, which the emulator

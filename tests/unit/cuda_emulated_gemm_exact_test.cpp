@@ -55,12 +55,12 @@ using MatmulKernel = void (*)(const u8*, const float*, const i8*, const float2*,
                               const float*, i8*, float2*, float*, const float*, const int*);
 
 // y = W x (+ norm, epilogue, twin) for `tokens` rows: GEMV (token tiles of 4)
-// and exact GEMM, both with the variant's macros.
+// and exact GEMM, both with the variant's macros; inputs in [-x_scale, x_scale].
 void check_matmul(TensorType type, int64_t k, int64_t m, int64_t tokens, MatmulKernel gemv, MatmulKernel gemm,
-                  uint32_t seed) {
-  SCOPED_TRACE(cat(type_name(type), " K=", k, " M=", m, " tokens=", tokens));
+                  uint32_t seed, float x_scale = 1.0f) {
+  SCOPED_TRACE(cat(type_name(type), " K=", k, " M=", m, " tokens=", tokens, " x_scale=", x_scale));
   const auto w = test::gpu_matrix(type, test::random_weights(type, m, k, seed), m, k);
-  const auto x = test::random_floats(tokens * k, seed + 1), nw = test::random_floats(k, seed + 2);
+  const auto x = test::random_floats(tokens * k, seed + 1, x_scale), nw = test::random_floats(k, seed + 2);
   const auto twin = test::q8_twin(x.data(), tokens, k, nw.data());
   const auto epi = test::random_floats(tokens * m, seed + 3), y_norm_w = test::random_floats(m, seed + 4);
   const int n = static_cast<int>(tokens);
@@ -105,6 +105,14 @@ TEST(CudaEmulatedGemmExact, LanesOfUnequalLengthsAndShortRows) {
   check_matmul(TensorType::Q8_0, 1056, 40, 20, gemv_q8_0_long::gemv, exact_q8_0_long::gemm, 12);
   check_matmul(TensorType::Q8_0, 96, 64, 5, gemv_q8_0_k96::gemv, exact_q8_0_k96::gemm, 13);
   check_matmul(TensorType::IQ4_NL, 1056, 40, 20, gemv_iq4_nl_long::gemv, exact_iq4_nl_long::gemm, 16);
+}
+
+// Rows of rms about 2e6 before the fused norm (a deep model's residual
+// stream): the exact tile keeps activations as int8 and float scales, as the
+// GEMV does, so nothing overflows and the bits still agree.
+TEST(CudaEmulatedGemmExact, HugeResidualsThroughAFusedNormGiveTheGemvsBits) {
+  check_matmul(TensorType::Q4_K, 512, 96, 37, gemv_q4_k::gemv, exact_q4_k::gemm, 17, 4e6f);
+  check_matmul(TensorType::Q6_K, 512, 96, 37, gemv_q6_k::gemv, exact_q6_k::gemm, 18, 4e6f);
 }
 
 using SwigluKernel = void (*)(const u8*, const u8*, const float*, const i8*, const float2*, const float*, const float*,

@@ -12,6 +12,7 @@
 #include "backends/cuda/kernel_specs.h"
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/gemm.cuh"
+#include "backends/cuda/kernels/gemv.cuh"
 #include "cuda_emulated_gemm_variants.inc"
 
 #include "backends/cpu/ops.h"
@@ -42,19 +43,22 @@ struct GemmCase {
   float eps = 0.0f;
   int epi = 0;
   bool emit = false;  // the twin of y * y_norm_w, with statistics
+  float x_scale = 1.0f;  // inputs uniform in [-x_scale, x_scale]
 };
 
-void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed) {
+// With `gemv`, the decode kernel of the same macros runs on the same inputs
+// too, and the GEMM's outputs must be the GEMV's within the GEMM's tolerance.
+void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel gemv = nullptr) {
   SCOPED_TRACE(cat(type_name(c.type), " K=", c.cols, " M=", c.rows, " tokens=", c.tokens, " norm=", c.norm,
-                   " epi=", c.epi));
+                   " epi=", c.epi, " x_scale=", c.x_scale));
   const int64_t K = c.cols, M = c.rows, T = c.tokens;
   const auto w = test::random_weights(c.type, M, K, seed);
   const auto wf = test::dequantized(c.type, w, M, K);
   const auto wg = test::gpu_matrix(c.type, w, M, K);
-  const auto x = test::random_floats(T * K, seed + 1), nw = test::random_floats(K, seed + 2);
+  const auto x = test::random_floats(T * K, seed + 1, c.x_scale), nw = test::random_floats(K, seed + 2);
   const auto twin = test::q8_twin(x.data(), T, K, c.norm ? nw.data() : nullptr);
   const auto epi = test::random_floats(T * M, seed + 3), y_norm_w = test::random_floats(M, seed + 4);
-  std::vector<float> y((T + 2) * M, -12345.0f);
+  std::vector<float> y((T + 2) * M, -12345.0f), y_gemv(T * M, -12345.0f);
   std::vector<int8_t> yq(T * M);
   std::vector<test::TwinDs> yds(T * M / 32 + 1);
   std::vector<float> yss(T * ((M + 31) / 32));
@@ -65,6 +69,16 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed) {
            nw.data(), y.data(), epi.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(),
            y_norm_w.data(), &n);
   }, kGemmSharedBytes);
+  if (gemv) {
+    std::vector<int8_t> gq(T * M);
+    std::vector<test::TwinDs> gds(T * M / 32 + 1);
+    std::vector<float> gss(T * ((M + 31) / 32));
+    simt::launch(simt::dim3((M + 31) / 32, (T + 3) / 4), simt::dim3(256), [&] {
+      gemv(wg.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(),
+           nw.data(), y_gemv.data(), epi.data(), gq.data(), reinterpret_cast<float2*>(gds.data()), gss.data(),
+           y_norm_w.data(), &n);
+    });
+  }
   for (int64_t t = 0; t < T; ++t) {
     const auto xs = test::matmul_input(x, nw, twin, t, K, true, c.norm, c.eps);
     for (int64_t r = 0; r < M; ++r) {
@@ -74,8 +88,13 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed) {
         abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * xs[k]);
       }
       const double add = c.epi == 1 ? epi[t * M + r] : c.epi == 2 ? epi[r] : 0.0;
-      ASSERT_NEAR(y[t * M + r], ref + add, gemm_tolerance(K, abs_sum) + 4 * kF32Eps * std::abs(add))
-          << "token " << t << " row " << r;
+      const double tol = gemm_tolerance(K, abs_sum) + 4 * kF32Eps * std::abs(add);
+      ASSERT_NEAR(y[t * M + r], ref + add, tol) << "token " << t << " row " << r;
+      // The GEMV's own error (float sums, checked in cuda_emulated_gemv_test.cpp) adds to the GEMM's.
+      if (gemv) {
+        ASSERT_NEAR(y[t * M + r], y_gemv[t * M + r], tol + static_cast<double>(K) * kF32Eps * abs_sum)
+            << "prefill and decode differ at token " << t << " row " << r;
+      }
     }
   }
   for (int64_t i = T * M; i < (T + 2) * M; ++i) ASSERT_EQ(y[i], -12345.0f) << "row past the step written: " << i;
@@ -114,12 +133,14 @@ TEST(CudaEmulatedGemm, NormResidualBiasAPartialChunkAndTheNextTwin) {
   check_gemm({TensorType::IQ4_NL, 96, 40, 5, true, 1e-6f, 2}, gemm_bias_iq4_nl_k96::gemm, 25);
 }
 
-TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) {
+// Gate Q4_K and up Q6_K (gemm_swiglu_q4_k_q6_k), inputs in [-x_scale, x_scale].
+void check_swiglu(float x_scale) {
+  SCOPED_TRACE(cat("x_scale=", x_scale));
   const int64_t K = 512, M = 64, T = 40;
   const auto wg = test::random_weights(TensorType::Q4_K, M, K, 31), wu = test::random_weights(TensorType::Q6_K, M, K, 32);
   const auto gf = test::dequantized(TensorType::Q4_K, wg, M, K), uf = test::dequantized(TensorType::Q6_K, wu, M, K);
   const auto gg = test::gpu_matrix(TensorType::Q4_K, wg, M, K), ug = test::gpu_matrix(TensorType::Q6_K, wu, M, K);
-  const auto x = test::random_floats(T * K, 33), nw = test::random_floats(K, 34);
+  const auto x = test::random_floats(T * K, 33, x_scale), nw = test::random_floats(K, 34);
   const auto twin = test::q8_twin(x.data(), T, K, nw.data());
   std::vector<float> y(T * M);
   std::vector<int8_t> yq(T * M);
@@ -148,6 +169,8 @@ TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) {
   const auto ref = test::q8_twin(y.data(), T, M);
   for (int64_t i = 0; i < T * M; ++i) ASSERT_EQ(yq[i], ref.q[i]) << "q " << i;
 }
+
+TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) { check_swiglu(1.0f); }
 
 // The fused attention input, checked as on CUDA cores (qkv_check.h) with the
 // GEMM's tolerance: 40 tokens, positions 0..39 of one sequence in 4 blocks of
@@ -187,6 +210,30 @@ TEST(CudaEmulatedGemm, QkvRopeStoreMatchesMatMulBiasRopeAndStore) {
   qwen2.norm = true;
   qwen2.eps = 1e-6f;
   check_qkv(qwen2, gemm_qkv_qwen2::gemm_qkv_rope_store, 42);
+}
+
+// A deep model's residual stream grows far past f16's 65 504 (rows of rms
+// about 2e6 here) while its norms bring each row back to about 1: the f16
+// token tile must hold x * norm_w / rms, not x * norm_w, which would become
+// inf and then NaN, so that prefill gives what decode gives.
+TEST(CudaEmulatedGemm, HugeResidualsThroughAFusedNormGiveWhatDecodeGives) {
+  constexpr float kHuge = 4e6f;
+  GemmCase norm{TensorType::Q4_K, 768, 64, 20, true, 1e-5f};
+  norm.x_scale = kHuge;
+  check_gemm(norm, gemm_norm_q4_k::gemm, 51, gemv_norm_q4_k::gemv);
+  GemmCase norm_res_emit{TensorType::IQ4_XS, 768, 64, 20, true, 1e-5f, 1, true};
+  norm_res_emit.x_scale = kHuge;
+  check_gemm(norm_res_emit, gemm_norm_res_emit_iq4_xs::gemm, 52);
+  check_swiglu(kHuge);
+  test::QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
+  llama.rope.n_rot = 64;
+  llama.rope.freq_base = 500000.0f;
+  llama.rope.freq_factors = 0;
+  llama.ff = true;
+  llama.norm = true;
+  llama.eps = 1e-5f;
+  llama.x_scale = kHuge;
+  check_qkv(llama, gemm_qkv_llama::gemm_qkv_rope_store, 53);
 }
 
 }  // namespace

@@ -2,11 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
+#include "backends/cuda/driver_api.h"
 #include "common/error.h"
 
 namespace rayo::cuda {
@@ -24,6 +26,8 @@ using VersionFn = int (*)(int*, int*);
 using ErrorStringFn = const char* (*)(int);
 
 std::vector<std::string> candidate_paths() {
+  // Every NVRTC 11.x from 11.2 on has the soname libnvrtc.so.11.2; its version
+  // says whether it is 11.4 or later.
   std::vector<std::string> names = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
   std::vector<std::string> dirs;
   if (const char* home = std::getenv("CUDA_HOME")) dirs.push_back(std::string(home) + "/lib64");
@@ -47,6 +51,38 @@ std::vector<std::string> candidate_paths() {
 
 }  // namespace
 
+std::string cuda_version_text(int version) { return cat(version / 1000, ".", version % 1000 / 10); }
+
+NvrtcChoice choose_nvrtc(int driver_version, const std::vector<NvrtcCandidate>& found) {
+  NvrtcChoice choice;
+  if (found.empty()) {
+    choice.error = "NVRTC (libnvrtc.so) not found: install the CUDA toolkit or set CUDA_HOME";
+    return choice;
+  }
+  const int driver_major = driver_version / 1000;
+  for (size_t i = 0; i < found.size(); ++i) {
+    const int v = found[i].version;
+    if (v < kMinNvrtcVersion || (driver_version > 0 && v / 1000 > driver_major)) continue;
+    if (choice.index < 0 || v > found[choice.index].version) choice.index = static_cast<int>(i);
+  }
+  if (choice.index >= 0) return choice;
+  std::string seen;
+  for (const auto& c : found)
+    seen += cat(seen.empty() ? "" : ", ", c.version > 0 ? cuda_version_text(c.version) : "unknown version", " at ",
+                c.path);
+  const std::string oldest = cuda_version_text(kMinNvrtcVersion);
+  std::string need;
+  if (driver_version <= 0)
+    need = cat(oldest, " or later");
+  else if (driver_major < kMinNvrtcVersion / 1000)
+    need = cat(oldest, " or later, and a CUDA driver of version ", kMinNvrtcVersion / 1000, " or later to load it, not ",
+               cuda_version_text(driver_version));
+  else
+    need = cat(oldest, " to ", driver_major, ".x for the CUDA driver's version ", cuda_version_text(driver_version));
+  choice.error = cat("no usable NVRTC: found ", seen, "; rayo needs NVRTC ", need);
+  return choice;
+}
+
 struct Nvrtc::Api {
   CreateProgramFn create = nullptr;
   CompileProgramFn compile = nullptr;
@@ -62,19 +98,34 @@ Nvrtc& Nvrtc::get() {
 }
 
 Nvrtc::Nvrtc() {
-  void* handle = nullptr;
+  // Every library found, once (another name of a loaded one gives its handle).
+  std::vector<void*> handles;
+  std::vector<NvrtcCandidate> found;
   for (const auto& p : candidate_paths()) {
     if (p.find('/') != std::string::npos && !std::filesystem::exists(p)) continue;
-    handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle) {
-      path_ = p;
-      break;
+    void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) continue;
+    if (std::find(handles.begin(), handles.end(), h) != handles.end()) {
+      dlclose(h);
+      continue;
     }
+    int major = 0, minor = 0;
+    auto version = reinterpret_cast<VersionFn>(dlsym(h, "nvrtcVersion"));
+    if (!version || version(&major, &minor) != 0) major = minor = 0;
+    handles.push_back(h);
+    found.push_back(NvrtcCandidate{p, major * 1000 + minor * 10});
   }
-  if (!handle) {
-    reason_ = "NVRTC (libnvrtc.so) not found: install the CUDA toolkit or set CUDA_HOME";
+  // The driver's CUDA version decides which NVRTC's CUBINs it loads (0
+  // without a driver: then any will do, and the newest is taken).
+  const NvrtcChoice choice = choose_nvrtc(Driver::get().version(), found);
+  for (size_t i = 0; i < handles.size(); ++i)
+    if (static_cast<int>(i) != choice.index) dlclose(handles[i]);
+  if (choice.index < 0) {
+    reason_ = choice.error;
     return;
   }
+  void* handle = handles[choice.index];
+  path_ = found[choice.index].path;
   auto api = new Api;
   auto sym = [&](const char* name) { return dlsym(handle, name); };
   api->create = reinterpret_cast<CreateProgramFn>(sym("nvrtcCreateProgram"));
@@ -85,16 +136,14 @@ Nvrtc::Nvrtc() {
   api->cubin_size = reinterpret_cast<GetSizeFn>(sym("nvrtcGetCUBINSize"));
   api->cubin = reinterpret_cast<GetBytesFn>(sym("nvrtcGetCUBIN"));
   api->error_string = reinterpret_cast<ErrorStringFn>(sym("nvrtcGetErrorString"));
-  auto version = reinterpret_cast<VersionFn>(sym("nvrtcVersion"));
   if (!api->create || !api->compile || !api->destroy || !api->log_size || !api->log || !api->cubin_size ||
-      !api->cubin || !version) {
-    reason_ = cat("NVRTC at ", path_, " lacks CUBIN output (needs CUDA 11.2 or later)");
+      !api->cubin) {
+    reason_ = cat("NVRTC at ", path_, " lacks the functions rayo calls (nvrtcGetCUBIN, ...)");
     delete api;
+    dlclose(handle);
     return;
   }
-  int major = 0, minor = 0;
-  version(&major, &minor);
-  version_ = major * 1000 + minor * 10;
+  version_ = found[choice.index].version;
   api_ = api;
   available_ = true;
 }

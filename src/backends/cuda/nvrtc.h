@@ -4,6 +4,10 @@
 // loader's path, $CUDA_HOME/lib64, /usr/local/cuda/lib64 and pip's
 // site-packages/nvidia/cuda_nvrtc/lib. NVRTC needs no GPU: it compiles kernels
 // for any architecture (sm_80, sm_90, ...) on any machine.
+//
+// A machine may hold several (a toolkit's and a pip wheel's, 12 and 13): each
+// is loaded and asked its version, and choose_nvrtc picks the newest whose
+// CUBINs the CUDA driver can load.
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +51,39 @@ class Nvrtc {
   int version_ = 0;
   Api* api_ = nullptr;
 };
+
+// The oldest NVRTC the kernels compile with (major * 1000 + minor * 10, as
+// Nvrtc::version()): 11.2 already makes CUBINs, but the kernels and the
+// kernel cache's options need 11.4.
+constexpr int kMinNvrtcVersion = 11040;
+
+// An NVRTC library found on this machine: its path and its nvrtcVersion
+// (0 when it has none).
+struct NvrtcCandidate {
+  std::string path;
+  int version = 0;
+};
+
+// Which of `found` (in search order) to compile with: `index`, or -1 and a
+// one-line `error` naming the driver's CUDA version and the versions found.
+struct NvrtcChoice {
+  int index = -1;
+  std::string error;
+};
+
+// The newest candidate of version kMinNvrtcVersion or later whose CUBINs a
+// driver of CUDA version `driver_version` (cuDriverGetVersion: 12040 for
+// 12.4) loads, the first in search order among equals. A CUBIN holds machine
+// code, which the driver loads without the JIT that PTX needs, so minor
+// version compatibility lets a 12.x driver load the CUBINs of any NVRTC 12.y,
+// and backward compatibility those of any older major: what counts is that the
+// NVRTC's major is no newer than the driver's. driver_version 0 (no driver,
+// as for `rayo kernels --precompile --arch ...` on a machine without a GPU):
+// the newest.
+NvrtcChoice choose_nvrtc(int driver_version, const std::vector<NvrtcCandidate>& found);
+
+// "12.4" for 12040.
+std::string cuda_version_text(int version);
 
 // Registers and spill bytes per kernel, parsed from a -Xptxas=-v log.
 struct PtxasKernelInfo {

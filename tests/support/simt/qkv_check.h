@@ -28,6 +28,7 @@ struct QkvCase {
   graph::RopeParams rope = {};
   bool ff = false, bias = false, norm = false;
   float eps = 0.0f;
+  float x_scale = 1.0f;  // inputs uniform in [-x_scale, x_scale]
 };
 
 // Where the step's tokens go: token t to position positions[t] of sequence
@@ -79,7 +80,7 @@ inline void check_qkv(const QkvCase& c, const QkvTokens& tokens, uint32_t seed,
     return tokens.table[tokens.seqs[t] * tokens.blocks_per_seq + positions[t] / 16] * 16 + positions[t] % 16;
   };
   const int64_t cache_rows = 16 * (*std::max_element(tokens.table.begin(), tokens.table.end()) + 1);
-  const auto x = random_floats(rows * K, seed + 8);
+  const auto x = random_floats(rows * K, seed + 8, c.x_scale);
   const auto twin = q8_twin(x.data(), rows, K, quantized && c.norm ? nw.data() : nullptr);
   std::vector<float> q(rows * qw, NAN);
   std::vector<uint16_t> kc(cache_rows * kvw, 0), vc(cache_rows * kvw, 0);

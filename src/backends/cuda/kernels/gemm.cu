@@ -34,7 +34,7 @@ gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* 
     const long long row = row0 + r;
     float v = 0.0f;
     if (t < nt && row < ROWS) {
-      v = out[t][r] * (NORM ? sh.inv()[t] : 1.0f);
+      v = out[t][r] * (NORM && !kNormInSums ? sh.inv()[t] : 1.0f);
       if (EPI == 1) v += epi[(t0 + t) * static_cast<long long>(ROWS) + row];
       if (EPI == 2) v += epi[row];
       y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;

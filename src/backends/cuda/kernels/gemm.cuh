@@ -21,7 +21,10 @@
 //      kc + 1's weights are in flight while chunk kc is decoded and
 //      multiplied;
 //   2. it decodes a landed chunk to f16 tiles (Gpu<FMT>::read from the stage,
-//      Gpu<FMT>::values, a unit per task; tokens as d * q);
+//      Gpu<FMT>::values, a unit per task; tokens as d * q, times the token's
+//      1/rms with a fused norm: the twin holds x * norm_w, which a deep
+//      model's residuals take past f16's 65 504 (inf, then NaN), while
+//      x * norm_w / rms stays near the norm's weights);
 //   3. each warp multiplies them (mma.cuh: f16 in, f32 accumulators), per
 //      step of 16 values of K.
 // f16 tile rows are 256 halves (512 bytes); their 16-byte chunks are
@@ -81,8 +84,9 @@ __device__ __forceinline__ constexpr int gemm_units_per_chunk() {
 
 // A tile's end: the warps' accumulators (acc[mi][ni]: rows 32 (w % 2) + 16 mi
 // + g (+ 8), tokens 16 (w / 2) + 8 ni + 2t (+ 1), as mma.cuh's fragments) into
-// sh.out()[token][row], and with kNorm each token's 1/rms into sh.inv().
-// Every thread must call it, after a __syncthreads.
+// sh.out()[token][row], and with kNorm each token's 1/rms into sh.inv(), for
+// the caller to apply (the exact tile's sums lack it; the f16 tile's have it
+// already: kNormInSums). Every thread must call it, after a __syncthreads.
 template <int K, bool kNorm, typename Shared>
 __device__ __forceinline__ void gemm_tile_results(const float (&acc)[2][2][4], const float* xss, float eps, int nt,
                                                   Shared& sh) {
@@ -123,18 +127,25 @@ __device__ __forceinline__ int gemm_swizzle(int row, int word) { return ((word >
 // [GEMM_ROWS][GEMM_WORDS] and tokens [GEMM_TOKENS][GEMM_WORDS] as f16 pairs,
 // and the stages the asynchronous copies fill: each row's chunk as its
 // format stores it (two stages, chunks kc % 2), and the tokens' q8 twin (one
-// stage). After the K loop the weight tile holds the sums, out[GEMM_TOKENS]
-// [GEMM_ROWS] floats, and the token tile the tokens' 1/rms (norm).
+// stage: q and the blocks' scales d; the tile has no use for the twin's s).
+// With a fused norm, `scale` holds each token's 1/rms for the whole K loop.
+// After the K loop the weight tile holds the sums, out[GEMM_TOKENS]
+// [GEMM_ROWS] floats.
 struct alignas(16) GemmShared {
   u32 w[GEMM_ROWS][GEMM_WORDS];
   u32 x[GEMM_TOKENS][GEMM_WORDS];
   u8 raw[2][GEMM_ROWS][GEMM_SLOT];
   i8 xq[GEMM_TOKENS][GEMM_K];
-  float2 xds[GEMM_TOKENS][GEMM_K / 32];
+  float xd[GEMM_TOKENS][GEMM_K / 32];
+  float scale[GEMM_TOKENS];
   __device__ float (*out())[GEMM_ROWS] { return reinterpret_cast<float (*)[GEMM_ROWS]>(&w[0][0]); }
   __device__ float* inv() { return reinterpret_cast<float*>(&x[0][0]); }
 };
-static_assert(sizeof(GemmShared) == 98304, "kernel_specs.h's kGemmSharedBytes");
+static_assert(sizeof(GemmShared) <= 98304, "kernel_specs.h's kGemmSharedBytes");
+
+// The tile's sums come out with the norm's 1/rms already applied (it scales
+// the token tile), so callers must not apply sh.inv() again.
+constexpr bool kNormInSums = true;
 
 // A row's chunk of format FMT in a stage slot, read as Gpu<FMT>::read reads a
 // matrix (weight_formats.cuh: GlobalPlanes): plane p's part of the chunk's
@@ -224,20 +235,32 @@ __device__ __forceinline__ void gemm_stage_token_copies(const i8* xq, const floa
   for (int task = threadIdx.x; task < GEMM_TOKENS * (GEMM_K / 32); task += GEMM_THREADS) {
     const int t = task / (GEMM_K / 32), blk = task % (GEMM_K / 32);
     const long long k = static_cast<long long>(kc) * GEMM_K + 32 * blk;
-    if (t < nt && k < K) cp_async<8>(&sh.xds[t][blk], xds + static_cast<long long>(t) * (K / 32) + k / 32);
+    if (t < nt && k < K)  // d, the first float of the block's (d, s)
+      cp_async<4>(&sh.xd[t][blk], reinterpret_cast<const float*>(xds + static_cast<long long>(t) * (K / 32) + k / 32));
   }
 }
 
-// The token tile of chunk kc from the token stage: t < nt as f16(d * q);
-// tokens past nt, and values past K, as zeros.
+// Each token's 1/rms (t < nt) into sh.scale, from its ss blocks as the GEMV
+// sums them (inv_rms), so that the GEMM and the GEMV scale by the same float.
 template <int K>
+__device__ __forceinline__ void gemm_token_scales(const float* xss, float eps, int nt, GemmShared& sh) {
+  const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+  for (int t = warp; t < nt; t += GEMM_WARPS) {
+    const float inv = inv_rms<K>(xss + static_cast<long long>(t) * ((K + 31) / 32), eps);
+    if (lane == 0) sh.scale[t] = inv;
+  }
+}
+
+// The token tile of chunk kc from the token stage: t < nt as f16(d * q), with
+// kNorm f16(d * 1/rms * q); tokens past nt, and values past K, as zeros.
+template <int K, bool kNorm>
 __device__ __forceinline__ void gemm_stage_tokens(int nt, int kc, GemmShared& sh) {
   for (int task = threadIdx.x; task < GEMM_TOKENS * (GEMM_K / 8); task += GEMM_THREADS) {
     const int t = task / (GEMM_K / 8), grp = task % (GEMM_K / 8);
     uint4 packed = make_uint4(0, 0, 0, 0);
     if (t < nt && static_cast<long long>(kc) * GEMM_K + 8 * grp < K) {
       const uint2 q = *reinterpret_cast<const uint2*>(&sh.xq[t][8 * grp]);
-      const float d = sh.xds[t][grp / 4].x;
+      const float d = kNorm ? sh.xd[t][grp / 4] * sh.scale[t] : sh.xd[t][grp / 4];
       auto at = [&](int i) {
         const u32 wv = i < 4 ? q.x : q.y;
         return static_cast<float>(static_cast<i8>((wv >> (8 * (i % 4))) & 0xFF)) * d;
@@ -305,9 +328,9 @@ struct UnitOp {
 //     once decoded) and multiplies.
 // Each iteration commits one group of copies before its wait and one after,
 // so cp_async_wait<1> leaves only the newest (the next chunk's weights) in
-// flight. Leaves the sums in sh.out()[token][row] and, with kNorm, each
-// token's 1/rms in sh.inv(); every thread must call it. (FMT_LO and FMT_HI,
-// the formats of rows 0..31 and 32..63, matter to GEMM_EXACT only.)
+// flight. Leaves the sums in sh.out()[token][row], with kNorm already scaled
+// by each token's 1/rms (kNormInSums); every thread must call it. (FMT_LO and
+// FMT_HI, the formats of rows 0..31 and 32..63, matter to GEMM_EXACT only.)
 template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>
 __device__ __forceinline__ void gemm_tile(const Units& units, const i8* xq, const float2* xds, const float* xss,
                                           float eps, int nt, GemmShared& sh) {
@@ -322,13 +345,15 @@ RAYO_UNROLL
   units(UnitOp<K>{sh, 0, false});
   gemm_stage_token_copies<K>(xq, xds, nt, 0, sh);
   cp_async_commit();
+  // While the first chunk's copies fly; the loop's first barrier publishes them.
+  if (kNorm) gemm_token_scales<K>(xss, eps, nt, sh);
   for (int kc = 0; kc < kChunks; ++kc) {
     if (kc + 1 < kChunks) units(UnitOp<K>{sh, kc + 1, false});
     cp_async_commit();
     cp_async_wait<1>();  // chunk kc's weights and tokens have landed ...
     __syncthreads();     // ... everyone's; and the previous multiply is done with the tiles
     units(UnitOp<K>{sh, kc, true});
-    gemm_stage_tokens<K>(nt, kc, sh);
+    gemm_stage_tokens<K, kNorm>(nt, kc, sh);
     __syncthreads();
     if (kc + 1 < kChunks) gemm_stage_token_copies<K>(xq, xds, nt, kc + 1, sh);
     cp_async_commit();
@@ -336,7 +361,7 @@ RAYO_UNROLL
   }
   cp_async_wait<0>();  // nothing is left but empty groups
   __syncthreads();
-  gemm_tile_results<K, kNorm>(acc, xss, eps, nt, sh);
+  gemm_tile_results<K, false>(acc, xss, eps, nt, sh);
 }
 }  // namespace gemm_f16
 

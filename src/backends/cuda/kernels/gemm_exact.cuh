@@ -33,6 +33,11 @@ struct alignas(16) GemmShared {
 static_assert(sizeof(float) * GEMM_TOKENS * GEMM_ROWS <= sizeof(int) * GEMM_ROWS * GEMM_ROW_INTS, "out() fits in w");
 static_assert(sizeof(GemmShared) <= 98304, "kernel_specs.h's kGemmSharedBytes");
 
+// The tile's sums come out without the norm's 1/rms, which callers apply from
+// sh.inv() after them, as the GEMV does: activations stay int8 with float
+// scales, so no size of residual overflows, and the order is the GEMV's.
+constexpr bool kNormInSums = false;
+
 // A unit's bytes in a stage slot, piece by piece in the order Gpu<FMT>::read
 // takes them (its braced initialisers run left to right): with kCopy each
 // ld16 / ld4 / ld2 issues a cp.async of its piece into the slot (16-byte

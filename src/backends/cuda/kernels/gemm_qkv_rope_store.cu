@@ -83,7 +83,7 @@ gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, c
     const int t = task / TILE_PAIRS, pl = task % TILE_PAIRS, p = pair0 + pl;
     if (t >= nt || p >= QKV_PAIRS) continue;
     const QkvPair qp = qkv_pair(p);
-    const float inv = NORM ? sh.inv()[t] : 1.0f;
+    const float inv = NORM && !kNormInSums ? sh.inv()[t] : 1.0f;
     float x0 = out[t][2 * pl] * inv, x1 = out[t][2 * pl + 1] * inv;
     if (QKV_BIAS) {
       const float* bias = qp.which == 0 ? bq : qp.which == 1 ? bk : bv;

@@ -41,7 +41,7 @@ gemm_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const floa
     const long long row = row0 + r;
     float v = 0.0f;
     if (t < nt && row < ROWS) {
-      const float inv = NORM ? sh.inv()[t] : 1.0f;
+      const float inv = NORM && !kNormInSums ? sh.inv()[t] : 1.0f;
       v = silu(out[t][r] * inv) * (out[t][SWIGLU_ROWS + r] * inv);
       y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
     }
