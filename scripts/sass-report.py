@@ -2,11 +2,12 @@
 """Machine-code report of the CUDA matmul kernels, per kernel variant.
 
     scripts/sass-report.py [--rayo build/rayo] [--preset llama3-8b]
-                           [--types q4_k_m,q4_0,...] [--arch sm_90]
+                           [--types q4_k_m,q4_0,...] [--arch sm_90] [--parallel N]
 
 For each weight type it writes a one-layer model with the preset's widths
 (`rayo synth --layers 1`), compiles every kernel variant its decode and prompt
-graphs need (`rayo kernels --precompile`, into a fresh kernel cache), and
+graphs need (`rayo kernels --precompile`, into a fresh kernel cache; with
+--parallel N also `rayo serve --parallel N`'s batched steps), and
 disassembles each matmul variant's CUBIN with the toolkit's nvdisasm. It
 prints, per variant: registers and spill bytes (ptxas), and for its hot loop
 (the innermost loop with the most DP4A/MMA instructions) the instructions per
@@ -131,12 +132,13 @@ def describe(key):
     return parts[0], " ".join(keep)
 
 
-def report(rayo, preset, wtype, arch, nvdisasm, work):
+def report(rayo, preset, wtype, arch, nvdisasm, work, parallel):
     model = os.path.join(work, f"{preset}-{wtype}.gguf")
     subprocess.run([rayo, "synth", "--preset", preset, "--type", wtype, "--layers", "1", "--vocab", "4096", "-o", model],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cache = os.path.join(work, f"cache-{wtype}")
-    subprocess.run([rayo, "kernels", "--precompile", "--arch", arch, "-m", model], check=True,
+    subprocess.run([rayo, "kernels", "--precompile", "--arch", arch, "-m", model] +
+                   (["--parallel", str(parallel)] if parallel else []), check=True,
                    env=dict(os.environ, XDG_CACHE_HOME=cache), stdout=subprocess.DEVNULL)
     os.remove(model)
     kdir = os.path.join(cache, "rayo", "kernels")
@@ -179,6 +181,7 @@ def main():
     ap.add_argument("--types", default="q4_k_m,q4_0,q8_0,q6_k")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--nvdisasm", default="")
+    ap.add_argument("--parallel", type=int, default=0, help="also rayo serve --parallel N's step graphs")
     a = ap.parse_args()
     nvdisasm = find_nvdisasm(a.nvdisasm)
     print(f"# {a.preset} kernels for {a.arch} (hot loop: the innermost loop with the most DP4A/MMA; "
@@ -188,7 +191,7 @@ def main():
     print("|---|---|---|---:|---:|---:|---:|---:|---|---|")
     with tempfile.TemporaryDirectory() as work:
         for wtype in a.types.split(","):
-            for r in report(a.rayo, a.preset, wtype, a.arch, nvdisasm, work):
+            for r in report(a.rayo, a.preset, wtype, a.arch, nvdisasm, work, a.parallel):
                 print("| " + " | ".join(str(x) for x in (wtype,) + r) + " |")
 
 

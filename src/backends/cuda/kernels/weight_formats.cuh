@@ -833,21 +833,40 @@ RAYO_UNROLL
 
 // ---- the dot product of a unit ---------------------------------------------
 
-// W[unit] . x[unit]: the integer sums per segment of 16 values by DP4A, then
-// the format's float combination (the int8 GEMMs take the same two steps).
+// A unit's weights decoded for its dot products: int8 lanes and scales.
 template <int FMT>
-__device__ __forceinline__ float unit_dot(const typename Gpu<FMT>::Unit& w, const Act& a) {
+struct DecodedUnit {
+  int q[Gpu<FMT>::kUnit / 4];
+  typename Gpu<FMT>::Meta m;
+};
+template <int FMT>
+__device__ __forceinline__ DecodedUnit<FMT> decode_unit(const typename Gpu<FMT>::Unit& w) {
+  DecodedUnit<FMT> d;
+  Gpu<FMT>::ints(w, d.q);
+  d.m = Gpu<FMT>::meta(w);
+  return d;
+}
+
+// W[unit] . x[unit] for a decoded unit: the integer sums per segment of 16
+// values by DP4A, then the format's float combination (the int8 GEMMs take
+// the same two steps).
+template <int FMT>
+__device__ __forceinline__ float decoded_dot(const DecodedUnit<FMT>& w, const Act& a) {
   using F = Gpu<FMT>;
   constexpr int kInts = F::kUnit / 4, kSegs = kInts / 4;
-  int q[kInts];
-  F::ints(w, q);
   int seg[kSegs], xseg[kSegs];
 RAYO_UNROLL
   for (int k = 0; k < kSegs; ++k) seg[k] = xseg[k] = 0;
 RAYO_UNROLL
   for (int i = 0; i < kInts; ++i) {
-    seg[i / 4] = __dp4a(q[i], a.q[i], seg[i / 4]);
+    seg[i / 4] = __dp4a(w.q[i], a.q[i], seg[i / 4]);
     if (F::kXSums) xseg[i / 4] = __dp4a(0x01010101, a.q[i], xseg[i / 4]);
   }
-  return F::combine(F::meta(w), seg, xseg, a.ds);
+  return F::combine(w.m, seg, xseg, a.ds);
+}
+
+// W[unit] . x[unit] straight from the loaded unit.
+template <int FMT>
+__device__ __forceinline__ float unit_dot(const typename Gpu<FMT>::Unit& w, const Act& a) {
+  return decoded_dot<FMT>(decode_unit<FMT>(w), a);
 }
