@@ -192,7 +192,8 @@ void check_qkv(const test::QkvCase& c, QkvKernel kernel, uint32_t seed) {
   test::check_qkv(c, tokens, seed, run, gemm_tolerance);
 }
 
-TEST(CudaEmulatedGemm, QkvRopeStoreMatchesMatMulBiasRopeAndStore) {
+// A llama-style QKV (Q4_K_M's formats, llama3's RoPE base, fused norm) at small widths.
+test::QkvCase llama_qkv_case() {
   test::QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
   llama.rope.n_rot = 64;
   llama.rope.freq_base = 500000.0f;
@@ -200,7 +201,11 @@ TEST(CudaEmulatedGemm, QkvRopeStoreMatchesMatMulBiasRopeAndStore) {
   llama.ff = true;
   llama.norm = true;
   llama.eps = 1e-5f;
-  check_qkv(llama, gemm_qkv_llama::gemm_qkv_rope_store, 41);
+  return llama;
+}
+
+TEST(CudaEmulatedGemm, QkvRopeStoreMatchesMatMulBiasRopeAndStore) {
+  check_qkv(llama_qkv_case(), gemm_qkv_llama::gemm_qkv_rope_store, 41);
   // 4 + 2 heads of 32: 96 pairs, tiles of 32 straddling q, k and v.
   test::QkvCase qwen2{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 128, 4, 1, 32};
   qwen2.rope.type = graph::RopeType::NeoX;
@@ -225,13 +230,7 @@ TEST(CudaEmulatedGemm, HugeResidualsThroughAFusedNormGiveWhatDecodeGives) {
   norm_res_emit.x_scale = kHuge;
   check_gemm(norm_res_emit, gemm_norm_res_emit_iq4_xs::gemm, 52);
   check_swiglu(kHuge);
-  test::QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
-  llama.rope.n_rot = 64;
-  llama.rope.freq_base = 500000.0f;
-  llama.rope.freq_factors = 0;
-  llama.ff = true;
-  llama.norm = true;
-  llama.eps = 1e-5f;
+  test::QkvCase llama = llama_qkv_case();
   llama.x_scale = kHuge;
   check_qkv(llama, gemm_qkv_llama::gemm_qkv_rope_store, 53);
 }

@@ -180,8 +180,9 @@ struct Block32Unit {
   __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
 };
 
-template <>
-struct Gpu<FMT_Q4_0> : Block32Unit {
+// What Q4_0 and IQ4_NL share: an f16 scale and 16 bytes of nibbles per block
+// of 32 (the nibbles are quants in Q4_0, level indices in IQ4_NL).
+struct Nibble32Unit : Block32Unit {
   struct Unit {
     uint4 qs;
     u16 d;
@@ -195,6 +196,10 @@ struct Gpu<FMT_Q4_0> : Block32Unit {
     float d;
   };
   __device__ static Meta meta(const Unit& w) { return Meta{h2f(w.d)}; }
+};
+
+template <>
+struct Gpu<FMT_Q4_0> : Nibble32Unit {
   __device__ static void ints(const Unit& w, int* q) { nibble_ints(w.qs, q); }
   // sum (q - 8) d * x: d (dx * sum q qx - 8 * dx * sum qx)
   __device__ static float combine(const Meta& m, const int* seg, const int*, const float2* ds) {
@@ -359,20 +364,7 @@ RAYO_UNROLL
 // IQ4_NL: Q4_0's nibbles, each the index of one of 16 levels (common.cuh:
 // iq4_levels), which are the int8 lanes.
 template <>
-struct Gpu<FMT_IQ4_NL> : Block32Unit {
-  struct Unit {
-    uint4 qs;
-    u16 d;
-  };
-  static constexpr int kPlane0 = 16, kPlane1 = 2, kPlane2 = 0;
-  template <typename Src>
-  __device__ static Unit read(const Src& s, long long b, int) {
-    return Unit{s.ld16(0, b, 0), s.ld2(1, b, 0)};
-  }
-  struct Meta {
-    float d;
-  };
-  __device__ static Meta meta(const Unit& w) { return Meta{h2f(w.d)}; }
+struct Gpu<FMT_IQ4_NL> : Nibble32Unit {
   __device__ static void ints(const Unit& w, int* q) {
 RAYO_UNROLL
     for (int i = 0; i < 4; ++i) iq4_levels(word(w.qs, i), &q[i], &q[4 + i]);
