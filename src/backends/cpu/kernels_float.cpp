@@ -177,8 +177,16 @@ RAYO_AVX512 void token_loop_avx512(const MatmulProblem& p, int64_t r, int64_t t0
 
 template <TensorType kType, int kRows>
 RAYO_AVX2 void token_loop_avx2(const MatmulProblem& p, const std::byte* const* w, int64_t r, int64_t t0, int64_t t1) {
+  // Triples, and a last four as two pairs rather than a triple and a single:
+  // a one-token tile does a third of a triple's multiply-adds per weight
+  // conversion, and waits on each accumulator's latency (64 tokens would
+  // spend 6% of their time on the last one).
   int64_t t = t0;
-  for (; t + 3 <= t1; t += 3) micro_avx2<kType, kRows, 3>(p, w, r, t, t == t0);
+  for (; t + 3 <= t1 && t1 - t != 4; t += 3) micro_avx2<kType, kRows, 3>(p, w, r, t, t == t0);
+  if (t1 - t == 4) {
+    micro_avx2<kType, kRows, 2>(p, w, r, t, t == t0);
+    t += 2;
+  }
   switch (t1 - t) {
     case 2: micro_avx2<kType, kRows, 2>(p, w, r, t, t == t0); break;
     case 1: micro_avx2<kType, kRows, 1>(p, w, r, t, t == t0); break;
