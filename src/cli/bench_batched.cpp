@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "graph/executor.h"
+#include "runtime/step_engine.h"
 
 namespace rayo::cli {
 
@@ -19,46 +20,36 @@ constexpr int64_t kBlock = 16;
 // sequence s owns blocks [s * per_seq, (s + 1) * per_seq).
 class Batch {
  public:
-  Batch(const runtime::Model& model, graph::Backend& backend, int b, int64_t per_seq)
-      : b_(b), per_seq_(per_seq), samples_(backend.samples(0.0f, 0)) {
+  Batch(runtime::StepEngine& engine, int b, int64_t per_seq)
+      : engine_(engine), b_(b), per_seq_(per_seq), greedy_(runtime::SamplingParams{.temperature = 0.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f},
+                                                          engine.model().spec().n_vocab) {
     for (int32_t i = 0; i < b * per_seq_; ++i) table_.push_back(i);
-    decode_ = std::make_unique<graph::Executor>(
-        backend, model.architecture().build(model.file(), model.spec(), graph::GraphConfig{b, b}));
+    decode_ = &engine.graph(graph::GraphConfig{b, b});
   }
 
   // One step: token tokens[s] of every sequence s at position pos; leaves the
   // greedy next tokens in `tokens`.
   void step(std::vector<int32_t>& tokens, int32_t pos) {
-    std::vector<int32_t> positions(b_, pos), seq(b_), rows(b_);
-    for (int s = 0; s < b_; ++s) seq[s] = s, rows[s] = s;
-    const std::vector<graph::SampleRequest> greedy(b_);  // temperature 0
-    graph::StepInputs in{tokens, positions, rows, seq, table_, static_cast<int32_t>(per_seq_)};
-    if (samples_) in.sample = greedy;
-    decode_->run(in);
-    const auto ids = decode_->sampled();
-    if (!ids.empty()) {
-      std::copy(ids.begin(), ids.end(), tokens.begin());
-      return;
-    }
-    const auto logits = decode_->logits();
-    const size_t vocab = logits.size() / b_;
-    for (int s = 0; s < b_; ++s) {
-      const auto row = logits.subspan(s * vocab, vocab);
-      tokens[s] = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
-    }
+    std::vector<int32_t> positions(b_, pos), seq(b_);
+    for (int s = 0; s < b_; ++s) seq[s] = s;
+    // Greedy draws keep no state: one sampler serves every row.
+    const std::vector<runtime::Sampler*> samplers(b_, &greedy_);
+    const runtime::StepRows rows{tokens, positions, seq, seq, table_, static_cast<int32_t>(per_seq_)};
+    tokens = engine_.run(*decode_, rows, samplers);
   }
 
  private:
+  runtime::StepEngine& engine_;
   int b_;
   int64_t per_seq_;
-  bool samples_;
+  runtime::Sampler greedy_;
   std::vector<int32_t> table_;
-  std::unique_ptr<graph::Executor> decode_;
+  graph::Executor* decode_;
 };
 
 }  // namespace
 
-std::vector<BatchedResult> bench_batched_decode(const runtime::Model& model, const runtime::BackendChoice& choice,
+std::vector<BatchedResult> bench_batched_decode(std::shared_ptr<const runtime::Model> model, const runtime::BackendChoice& choice,
                                                 const std::vector<int>& batches, int n_gen, int depth, int reps) {
   if (n_gen < 1) fail("-B needs -n of at least 1");
   std::vector<BatchedResult> results;
@@ -68,20 +59,11 @@ std::vector<BatchedResult> bench_batched_decode(const runtime::Model& model, con
   // One backend and KV cache for the largest batch; a step graph per batch size.
   const int max_batch = *std::max_element(batches.begin(), batches.end());
   const int64_t max_seq_len = depth + n_gen + 1, per_seq = (max_seq_len + kBlock - 1) / kBlock;
-  auto backend = runtime::make_backend(choice);
-  const auto& spec = model.spec();
-  graph::KvCacheConfig kv;
-  kv.n_layers = static_cast<int>(spec.n_layers);
-  kv.kv_width = spec.kv_dim();
-  kv.block_size = kBlock;
-  kv.n_blocks = max_batch * per_seq;
-  kv.max_seq_len = max_seq_len;
-  kv.type = choice.kv_type;
-  backend->init_kv_cache(kv);
+  runtime::StepEngine engine(model, choice, kBlock, max_batch * per_seq, max_seq_len);
   std::mt19937 rng(42);
-  const int64_t n_vocab = spec.n_vocab;
+  const int64_t n_vocab = model->spec().n_vocab;
   for (int b : batches) {
-    Batch batch(model, *backend, b, per_seq);
+    Batch batch(engine, b, per_seq);
     std::vector<int32_t> tokens(b);
     // The context (untimed) and n_gen steps of one token per sequence.
     auto run = [&](int steps) {

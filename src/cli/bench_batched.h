@@ -5,6 +5,7 @@
 // n_gen steps of B tokens, greedy, sampled on the backend when it can. The
 // throughput is B x n_gen tokens over the steps' time.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "runtime/backend_choice.h"
@@ -18,7 +19,7 @@ struct BatchedResult {
 };
 
 // One result per batch size, each repeated `reps` times after a warm-up.
-std::vector<BatchedResult> bench_batched_decode(const runtime::Model& model, const runtime::BackendChoice& backend,
+std::vector<BatchedResult> bench_batched_decode(std::shared_ptr<const runtime::Model> model, const runtime::BackendChoice& backend,
                                                 const std::vector<int>& batches, int n_gen, int depth, int reps);
 
 }  // namespace rayo::cli

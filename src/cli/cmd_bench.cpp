@@ -203,7 +203,7 @@ void run(BenchOptions o) {
       results.push_back(r);
     }
     if (o.n_gen > 0 && !o.batches.empty()) {
-      for (const auto& b : bench_batched_decode(*model, backend_choice(sopts), o.batches, o.n_gen, depth, o.reps)) {
+      for (const auto& b : bench_batched_decode(model, sopts.backend, o.batches, o.n_gen, depth, o.reps)) {
         TestResult r{"tg" + std::to_string(o.n_gen) + at + " @ B" + std::to_string(b.batch), 0, o.n_gen, depth,
                      b.seconds, b.batch};
         results.push_back(r);
@@ -222,7 +222,7 @@ void run(BenchOptions o) {
   for (const auto& t : model->file().tensors()) n_params += t.n_elements;
   const uint64_t per_token = bytes_per_token(session);
   const auto kv_per_token = [&](const TestResult& r) {
-    return r.n_gen > 0 ? kv_bytes_per_token(*model, sopts.kv_type, r.n_gen, r.depth) : uint64_t{0};
+    return r.n_gen > 0 ? kv_bytes_per_token(*model, sopts.backend.kv_type, r.n_gen, r.depth) : uint64_t{0};
   };
   if (o.n_gen > 0) bandwidth = std::max(bandwidth, session.backend().measure_memory_bandwidth());
   // A step reads the weights once and each sequence's KV cache: (weights + B x

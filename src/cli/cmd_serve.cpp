@@ -56,10 +56,7 @@ void serve(const ServeOptions& o) {
   so.kv_fraction = o.kv_fraction;
   so.prefix_cache = !o.no_prefix_cache;
   so.batch_invariant = o.batch_invariant;
-  so.n_threads = session.n_threads;
-  so.kv_type = session.kv_type;
-  so.device = session.device;
-  so.cuda_graphs = session.cuda_graphs;
+  so.backend = session.backend;
   runtime::Scheduler scheduler(model, so);
 
   server::ServerOptions sv;

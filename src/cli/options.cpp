@@ -61,14 +61,14 @@ runtime::SessionOptions session_options(const ModelOptions& o, const runtime::Mo
   const int64_t train = model.spec().n_ctx_train;
   s.n_ctx = o.ctx == 0 ? train : std::min<int64_t>(o.ctx, train > 0 ? train : o.ctx);
   s.n_batch = o.batch;
-  s.n_threads = o.threads;
-  s.verbose = o.verbose;
-  s.device = o.device;
-  s.cuda_graphs = !o.no_graph;
+  s.backend.n_threads = o.threads;
+  s.backend.verbose = o.verbose;
+  s.backend.device = o.device;
+  s.backend.cuda_graphs = !o.no_graph;
   if (o.kv_type == "f16")
-    s.kv_type = graph::KvType::F16;
+    s.backend.kv_type = graph::KvType::F16;
   else if (o.kv_type == "f32")
-    s.kv_type = graph::KvType::F32;
+    s.backend.kv_type = graph::KvType::F32;
   else
     fail("--kv-type must be f16 or f32, got ", quote_for_message(o.kv_type));
   return s;
@@ -86,11 +86,6 @@ std::string read_prompt(const std::string& prompt, const std::string& file) {
   }
   if (text.empty()) fail("the prompt is empty: give one with -p TEXT or -f FILE");
   return text;
-}
-
-runtime::BackendChoice backend_choice(const runtime::SessionOptions& s) {
-  return runtime::BackendChoice{s.device, s.n_threads > 0 ? s.n_threads : runtime::default_thread_count(), s.kv_type,
-                                s.cuda_graphs, s.fuse, s.verbose};
 }
 
 }  // namespace rayo::cli

@@ -34,8 +34,6 @@ void add_sampling_options(CLI::App* app, runtime::SamplingParams& params);
 std::shared_ptr<const runtime::Model> load_model(const ModelOptions& options);
 // Session options from the flags; -c is clamped to the model's training context.
 runtime::SessionOptions session_options(const ModelOptions& options, const runtime::Model& model);
-// The backend a session with these options runs on (for code that drives graphs itself).
-runtime::BackendChoice backend_choice(const runtime::SessionOptions& session);
 
 // The text of -p or of -f FILE (exactly one of them); empty prompts are refused.
 std::string read_prompt(const std::string& prompt, const std::string& file);

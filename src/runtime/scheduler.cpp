@@ -152,36 +152,21 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
   if (o.kv_fraction != 0 && !(o.kv_fraction > 0 && o.kv_fraction <= 1))
     fail("--kv-fraction must be in (0, 1], got ", o.kv_fraction);
   if (o.n_blocks <= 0) o.n_blocks = o.max_seqs * max_blocks_per_seq_;
-  const int max_threads = 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (o.n_threads < 0 || o.n_threads > max_threads)
-    fail("thread count must be between 1 and ", max_threads, " on this machine, got ", o.n_threads);
-  const int n_threads = o.n_threads > 0 ? o.n_threads : default_thread_count();
-
-  const auto& spec = model_->spec();
-  backend_ = make_backend(BackendChoice{o.device, n_threads, o.kv_type, o.cuda_graphs});
-  if (o.kv_fraction > 0 && !backend_->device_memory())
-    fail("--kv-fraction sizes the KV cache from a GPU's memory, but this server runs on the ", backend_->name(),
-         ": use --kv-blocks");
-  graph::KvCacheConfig kv;
-  kv.n_layers = static_cast<int>(spec.n_layers);
-  kv.kv_width = spec.kv_dim();
-  kv.block_size = o.block_size;
   // Sized from the GPU's memory: one context's pool while the graphs are
   // prepared (weights and arenas take their share first), then the rest.
-  kv.n_blocks = o.kv_fraction > 0 ? max_blocks_per_seq_ : o.n_blocks;
-  kv.max_seq_len = o.max_seq_len;
-  kv.type = o.kv_type;
-  backend_->init_kv_cache(kv);
-
-  for (const graph::GraphConfig& config : step_graph_configs(o.max_seqs, o.prefill_chunk, o.batch_invariant)) {
-    graph::Graph g = model_->architecture().build(model_->file(), spec, config);
-    executors_.push_back(std::make_unique<graph::Executor>(*backend_, std::move(g)));
-  }
+  engine_ = std::make_unique<StepEngine>(model_, o.backend, o.block_size,
+                                         o.kv_fraction > 0 ? max_blocks_per_seq_ : o.n_blocks, o.max_seq_len);
+  graph::Backend& backend = engine_->backend();
+  if (o.kv_fraction > 0 && !backend.device_memory())
+    fail("--kv-fraction sizes the KV cache from a GPU's memory, but this server runs on the ", backend.name(),
+         ": use --kv-blocks");
+  for (const graph::GraphConfig& config : step_graph_configs(o.max_seqs, o.prefill_chunk, o.batch_invariant))
+    buckets_.push_back(&engine_->graph(config));
   if (o.kv_fraction > 0) {
-    o.n_blocks = kv_blocks_for_fraction(*backend_->device_memory(), o.kv_fraction, kv.n_blocks * kv_block_bytes(kv),
+    const graph::KvCacheConfig& kv = engine_->kv_config();
+    o.n_blocks = kv_blocks_for_fraction(*backend.device_memory(), o.kv_fraction, kv.n_blocks * kv_block_bytes(kv),
                                         kv_block_bytes(kv), max_blocks_per_seq_);
-    kv.n_blocks = o.n_blocks;
-    backend_->init_kv_cache(kv);
+    engine_->resize_kv_cache(o.n_blocks);
   }
 
   allocator_ = std::make_unique<BlockAllocator>(o.n_blocks, o.block_size);
@@ -207,7 +192,7 @@ std::vector<graph::GraphConfig> step_graph_configs(int64_t max_seqs, int64_t pre
 
 std::vector<int64_t> Scheduler::buckets() const {
   std::vector<int64_t> out;
-  for (const auto& e : executors_) out.push_back(e->graph().config().max_tokens);
+  for (const graph::Executor* e : buckets_) out.push_back(e->graph().config().max_tokens);
   return out;
 }
 
@@ -381,10 +366,10 @@ void Scheduler::admit() {
 }
 
 graph::Executor& Scheduler::bucket_for(int64_t n_tokens) {
-  for (auto& e : executors_)
+  for (graph::Executor* e : buckets_)
     if (e->graph().config().max_tokens >= n_tokens) return *e;
   RAYO_CHECK(false, "a step of ", n_tokens, " tokens is larger than every bucket");
-  return *executors_.back();
+  return *buckets_.back();
 }
 
 void Scheduler::step() {
@@ -441,27 +426,12 @@ void Scheduler::step() {
     budget -= n;
   }
 
-  // Rows the backend can sample get their sequence's request (its u drawn
-  // now, as sampler.sample would); the others are left to the host (top_k 0).
-  std::vector<graph::SampleRequest> requests(output_seqs.size());
-  std::vector<std::vector<graph::TokenCount>> windows(output_seqs.size());
-  std::vector<char> on_backend(output_seqs.size(), 0);
-  for (size_t i = 0; i < output_seqs.size(); ++i) {
-    Sampler& sampler = output_seqs[i]->sampler;
-    if (!backend_->samples(sampler.params().temperature, sampler.params().top_k)) {
-      requests[i] = graph::SampleRequest{1.0f, 0};
-      continue;
-    }
-    requests[i] = sampler.backend_request(windows[i]);
-    on_backend[i] = 1;
-  }
-  const bool any = std::find(on_backend.begin(), on_backend.end(), 1) != on_backend.end();
-
+  std::vector<Sampler*> samplers;
+  for (Sequence* s : output_seqs) samplers.push_back(&s->sampler);
   graph::Executor& ex = bucket_for(static_cast<int64_t>(tokens.size()));
-  graph::StepInputs in{tokens, positions, outputs, seq_index, table, static_cast<int32_t>(max_blocks_per_seq_)};
-  if (any) in.sample = requests;
+  const StepRows rows{tokens, positions, seq_index, outputs, table, static_cast<int32_t>(max_blocks_per_seq_)};
   const auto scheduled = Clock::now();
-  ex.run(in);
+  const std::vector<int32_t> ids = engine_->run(ex, rows, samplers);
   const auto computed = Clock::now();
   ++stats_.steps;
   stats_.step_tokens += tokens.size();
@@ -473,22 +443,10 @@ void Scheduler::step() {
     (s->n_generated == 0 ? stats_.prompt_tokens : stats_.recomputed_tokens) += static_cast<uint64_t>(n);
     cache_prompt_blocks(*s);
   }
-  // Each output row's token: the backend's, or drawn here from the logits
-  // (brought back only when some row needs them).
+  // Logits come back only when a row's request wants them (logprobs).
   const size_t n_vocab = static_cast<size_t>(model_->spec().n_vocab);
-  const auto ids = ex.sampled();
-  for (size_t i = 0; i < output_seqs.size(); ++i) {
-    Sequence& s = *output_seqs[i];
-    auto logits = [&] { return ex.logits().subspan(i * n_vocab, n_vocab); };
-    int32_t id;
-    if (on_backend[i] && !ids.empty() && ids[i] >= 0)
-      id = ids[i];
-    else if (on_backend[i])
-      id = s.sampler.sample_request(logits(), requests[i]);
-    else
-      id = s.sampler.sample(logits());
-    deliver(s, id, logits);
-  }
+  for (size_t i = 0; i < output_seqs.size(); ++i)
+    deliver(*output_seqs[i], ids[i], [&] { return ex.logits().subspan(i * n_vocab, n_vocab); });
   stats_.step_schedule.observe(seconds_between(began, scheduled));
   stats_.step_compute.observe(seconds_between(scheduled, computed));
   stats_.step_deliver.observe(seconds_between(computed, Clock::now()));

@@ -52,10 +52,12 @@
 #include "common/error.h"
 #include "graph/backend.h"
 #include "graph/executor.h"
+#include "runtime/backend_choice.h"
 #include "runtime/batch_stats.h"
 #include "runtime/generation.h"
 #include "runtime/model.h"
 #include "runtime/sampler.h"
+#include "runtime/step_engine.h"
 
 namespace rayo::runtime {
 
@@ -68,11 +70,8 @@ struct SchedulerOptions {
   int64_t prefill_chunk = 128;  // prompt tokens per step
   int64_t max_queue = 64;       // requests waiting for admission before submit() refuses
   bool prefix_cache = true;     // reuse the cache blocks of prompt prefixes already computed
-  int n_threads = 0;            // 0: physical cores
-  graph::KvType kv_type = graph::KvType::F16;
-  std::string device = "auto";  // --device: auto (CUDA when a GPU is usable), cpu or cuda
-  bool cuda_graphs = true;      // false: CUDA kernels launched one by one (--no-graph)
   bool batch_invariant = false; // step graphs whose rows compute alike at every size (--batch-invariant)
+  BackendChoice backend;        // where the steps run (--device, -t, --kv-type, --no-graph, --verbose)
 };
 
 struct TokenLogprob {
@@ -170,7 +169,7 @@ class Scheduler {
   // Bucket sizes (max_tokens of each step graph), ascending.
   std::vector<int64_t> buckets() const;
   // "cpu" or "cuda": where the steps run.
-  std::string_view device() const { return backend_->name(); }
+  std::string_view device() const { return engine_->backend().name(); }
 
  private:
   struct Sequence;
@@ -193,8 +192,8 @@ class Scheduler {
 
   std::shared_ptr<const Model> model_;
   SchedulerOptions options_;
-  std::unique_ptr<graph::Backend> backend_;
-  std::vector<std::unique_ptr<graph::Executor>> executors_;  // ascending max_tokens
+  std::unique_ptr<StepEngine> engine_;
+  std::vector<graph::Executor*> buckets_;  // the engine's step graphs, ascending max_tokens
   std::unique_ptr<class BlockAllocator> allocator_;
   std::unique_ptr<class PrefixCache> prefix_;  // null when prefix caching is off
   int64_t max_blocks_per_seq_ = 0;

@@ -1,56 +1,32 @@
 #include "runtime/session.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <numeric>
-#include <set>
-#include <string>
-#include <thread>
 
 #include "common/error.h"
-#include "runtime/backend_choice.h"
 
 namespace rayo::runtime {
+namespace {
 
-int default_thread_count() {
-  // Count distinct (package, core) pairs: hyperthreads do not help a
-  // bandwidth-bound decode and hurt its barriers.
-  std::set<std::pair<int, int>> cores;
-  for (unsigned cpu = 0;; ++cpu) {
-    const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
-    std::ifstream core(base + "core_id"), package(base + "physical_package_id");
-    int c, p;
-    if (!(core >> c) || !(package >> p)) break;
-    cores.insert({p, c});
-  }
-  const int n = static_cast<int>(cores.size());
-  return n > 0 ? n : std::max(1u, std::thread::hardware_concurrency());
-}
+constexpr int64_t kBlockSize = 16;
 
-
-Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
-    : model_(std::move(model)), options_(options) {
-  const auto& spec = model_->spec();
+// -c 0 means the model's training context, at most 4096 (a default that fits
+// any machine); checked before anything is allocated.
+int64_t context_length(const SessionOptions& options, const models::ModelSpec& spec) {
   if (options.n_ctx < 0) fail("context length must be positive, got ", options.n_ctx);
   if (options.n_batch <= 0) fail("batch size must be positive, got ", options.n_batch);
-  n_ctx_ = options.n_ctx > 0 ? options.n_ctx : std::min<int64_t>(spec.n_ctx_train > 0 ? spec.n_ctx_train : 4096, 4096);
-  const int max_threads = 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (options.n_threads < 0 || options.n_threads > max_threads)
-    fail("thread count must be between 1 and ", max_threads, " on this machine, got ", options.n_threads);
-  n_threads_ = options.n_threads > 0 ? options.n_threads : default_thread_count();
+  return options.n_ctx > 0 ? options.n_ctx : std::min<int64_t>(spec.n_ctx_train > 0 ? spec.n_ctx_train : 4096, 4096);
+}
+
+}  // namespace
+
+Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
+    : model_(std::move(model)),
+      options_(options),
+      n_ctx_(context_length(options, model_->spec())),
+      engine_(model_, options.backend, kBlockSize, (n_ctx_ + kBlockSize - 1) / kBlockSize, n_ctx_) {
   options_.n_batch = std::min(options.n_batch, n_ctx_);
-  backend_ = make_backend(BackendChoice{options.device, n_threads_, options.kv_type, options.cuda_graphs,
-                                        options.fuse, options.verbose});
-  graph::KvCacheConfig kv;
-  kv.n_layers = static_cast<int>(spec.n_layers);
-  kv.kv_width = spec.kv_dim();
-  kv.block_size = 16;
-  kv.n_blocks = (n_ctx_ + kv.block_size - 1) / kv.block_size;
-  kv.max_seq_len = n_ctx_;
-  kv.type = options.kv_type;
-  backend_->init_kv_cache(kv);
-  block_table_.resize(kv.n_blocks);
+  block_table_.resize(engine_.kv_config().n_blocks);
   std::iota(block_table_.begin(), block_table_.end(), 0);
   // Build the decode graph now: preparing it repacks / uploads every weight,
   // which belongs to loading, not to the first prompt's time.
@@ -60,12 +36,7 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
 Session::~Session() = default;
 
 graph::Executor& Session::executor(int64_t max_tokens, int64_t max_outputs) {
-  for (auto& e : executors_)
-    if (e->graph().config().max_tokens == max_tokens && e->graph().config().max_outputs == max_outputs) return *e;
-  graph::Graph g = model_->architecture().build(model_->file(), model_->spec(), graph::GraphConfig{max_tokens, max_outputs});
-  executors_.push_back(std::make_unique<graph::Executor>(*backend_, std::move(g)));
-  if (options_.verbose) std::fprintf(stderr, "%s", executors_.back()->graph().describe().c_str());
-  return *executors_.back();
+  return engine_.graph(graph::GraphConfig{max_tokens, max_outputs});
 }
 
 const graph::Executor& Session::decode_executor() { return executor(1, 1); }
@@ -101,17 +72,9 @@ std::span<const float> Session::eval(std::span<const int32_t> tokens) {
 }
 
 int32_t Session::eval_sample(std::span<const int32_t> tokens, Sampler& sampler) {
-  const SamplingParams& p = sampler.params();
-  if (!backend_->samples(p.temperature, p.top_k)) return sampler.sample(eval(tokens));
   const auto chunk = eval_prefix(tokens);
-  graph::Executor& ex = executor_for(chunk.size());
   const int32_t last = static_cast<int32_t>(chunk.size() - 1);
-  std::vector<graph::TokenCount> window;
-  const graph::SampleRequest request = sampler.backend_request(window);
-  step(ex, chunk, std::span<const int32_t>(&last, 1), std::span<const graph::SampleRequest>(&request, 1));
-  const auto ids = ex.sampled();
-  if (!ids.empty() && ids[0] >= 0) return ids[0];
-  return sampler.sample_request(ex.logits(), request);  // the backend left the row to the host
+  return step(executor_for(chunk.size()), chunk, std::span<const int32_t>(&last, 1), &sampler);
 }
 
 std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
@@ -133,13 +96,15 @@ std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
   return all;
 }
 
-void Session::step(graph::Executor& ex, std::span<const int32_t> tokens, std::span<const int32_t> rows,
-                   std::span<const graph::SampleRequest> sample) {
+int32_t Session::step(graph::Executor& ex, std::span<const int32_t> tokens, std::span<const int32_t> outputs,
+                      Sampler* sampler) {
   std::vector<int32_t> positions(tokens.size()), seq(tokens.size(), 0);
   std::iota(positions.begin(), positions.end(), static_cast<int32_t>(n_past_));
-  graph::StepInputs in{tokens, positions, rows, seq, block_table_, static_cast<int32_t>(block_table_.size()), sample};
-  ex.run(in);
+  const StepRows rows{tokens, positions, seq, outputs, block_table_, static_cast<int32_t>(block_table_.size())};
+  Sampler* const samplers[] = {sampler};
+  const auto ids = engine_.run(ex, rows, sampler ? std::span<Sampler* const>(samplers) : std::span<Sampler* const>());
   n_past_ += static_cast<int64_t>(tokens.size());
+  return ids.empty() ? -1 : ids[0];
 }
 
 void Session::rewind(int64_t n) {

@@ -1,7 +1,7 @@
 #pragma once
-// A session: one token sequence on one backend. It owns the KV cache and the
-// step graphs (decode: one token; prefill: up to n_batch tokens), appends
-// tokens and returns logits.
+// A session: one token sequence on a step engine whose whole KV cache it owns.
+// Its step graphs are decode (one token) and prefill (up to n_batch tokens);
+// it appends tokens and returns logits or a sampled token.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -9,22 +9,17 @@
 
 #include "graph/backend.h"
 #include "graph/executor.h"
+#include "runtime/backend_choice.h"
 #include "runtime/model.h"
 #include "runtime/sampler.h"
+#include "runtime/step_engine.h"
 
 namespace rayo::runtime {
 
 struct SessionOptions {
   int64_t n_ctx = 0;      // context length; 0 = the model's training context, at most 4096
   int64_t n_batch = 512;  // prompt tokens per prefill step
-  int n_threads = 0;      // 0 = physical cores
-  graph::KvType kv_type = graph::KvType::F16;
-  bool verbose = false;   // print the graph and buffer plan on stderr
-  // "auto": CUDA when a GPU is usable, else the CPU; "cpu"; "cuda" (falls back
-  // to the CPU with a one-line message when no GPU is usable).
-  std::string device = "auto";
-  bool cuda_graphs = true;  // false: launch CUDA kernels one by one (--no-graph)
-  bool fuse = true;         // CPU: run fused ops (same numbers, fewer pool runs); false: one node per op
+  BackendChoice backend;  // where it runs (--device, -t, --kv-type, --no-graph, --verbose)
 };
 
 class Session {
@@ -35,9 +30,9 @@ class Session {
   const Model& model() const { return *model_; }
   int64_t n_ctx() const { return n_ctx_; }
   int64_t n_past() const { return n_past_; }
-  int n_threads() const { return n_threads_; }
+  int n_threads() const { return engine_.choice().n_threads; }
   // "cpu" or "cuda": where this session runs.
-  std::string_view device() const { return backend_->name(); }
+  std::string_view device() const { return engine_.backend().name(); }
   int64_t n_vocab() const { return model_->spec().n_vocab; }
 
   // Appends tokens at the end of the sequence (prefill in chunks of n_batch) and
@@ -59,14 +54,15 @@ class Session {
   // Dispatch counts, for tests and --verbose.
   const graph::Executor& decode_executor();
   // The backend the session runs on (for its counters and measurements).
-  graph::Backend& backend() { return *backend_; }
+  graph::Backend& backend() { return engine_.backend(); }
 
  private:
   graph::Executor& executor(int64_t max_tokens, int64_t max_outputs);
   graph::Executor& executor_for(size_t n_tokens);  // decode for one token, else the prompt graph
-  // One step of tokens at the end of the sequence; `sample`: requests for its output rows, or empty.
-  void step(graph::Executor& ex, std::span<const int32_t> tokens, std::span<const int32_t> rows,
-            std::span<const graph::SampleRequest> sample = {});
+  // One step of tokens at the end of the sequence, with logits for `outputs`,
+  // or the token `sampler` draws after the last one.
+  int32_t step(graph::Executor& ex, std::span<const int32_t> tokens, std::span<const int32_t> outputs,
+               Sampler* sampler = nullptr);
   // Runs all but the last chunk of tokens; returns the last chunk.
   std::span<const int32_t> eval_prefix(std::span<const int32_t> tokens);
   void check_fits(size_t n_tokens) const;
@@ -74,14 +70,9 @@ class Session {
   std::shared_ptr<const Model> model_;
   SessionOptions options_;
   int64_t n_ctx_ = 0;
-  int n_threads_ = 0;
-  std::unique_ptr<graph::Backend> backend_;
+  StepEngine engine_;
   std::vector<int32_t> block_table_;  // this sequence owns every block of the cache, in order
-  std::vector<std::unique_ptr<graph::Executor>> executors_;
   int64_t n_past_ = 0;
 };
-
-// Physical cores of this machine (what -t defaults to).
-int default_thread_count();
 
 }  // namespace rayo::runtime

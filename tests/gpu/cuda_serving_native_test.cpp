@@ -21,7 +21,7 @@ TEST(CudaServingNative, BatchInvariantAmong31Others) {
   o.max_seqs = 32;
   o.max_seq_len = 256;
   o.prefill_chunk = 64;
-  o.device = "cuda";
+  o.backend.device = "cuda";
   o.batch_invariant = true;
   std::vector<std::vector<int32_t>> prompts;
   for (int i = 0; i < 32; ++i) {

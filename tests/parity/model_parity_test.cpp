@@ -25,7 +25,7 @@ double log_sum_exp(std::span<const float> logits) {
 runtime::SessionOptions options_for(const test::ReferenceCase& c) {
   runtime::SessionOptions opts;
   opts.n_ctx = static_cast<int64_t>(c.tokens.size() + c.greedy.size() + 8);
-  opts.n_threads = 2;
+  opts.backend.n_threads = 2;
   return opts;
 }
 

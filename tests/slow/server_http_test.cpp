@@ -2,7 +2,11 @@
 // spoken to over HTTP. Bounded request counts; every server is stopped.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -574,6 +578,37 @@ TEST(BenchServe, PassesInterleaveTheClientCountsWithRatiosToTheirOwnPass) {
       EXPECT_TRUE(round["itl_p99_ratio"].is_null()) << round;
   }
   EXPECT_NE(run_command(rayo_binary().string() + " bench-serve -m " + stories() + " -N 1 --passes 0").exit_code, 0);
+}
+
+// --verbose promises the compute graph and its buffer plan: the server builds
+// one step graph per batch bucket at start-up, and each is described on stderr
+// (the scheduler once dropped the flag, and serve --verbose printed nothing).
+TEST(ServerVerbose, DescribesEveryStepGraphOnStderr) {
+  RAYO_REQUIRE_SHARED();
+  char path[] = "/tmp/rayo-serve-verbose-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  // The child inherits this process's stderr: point it at the file meanwhile.
+  fflush(stderr);
+  const int saved = dup(STDERR_FILENO);
+  dup2(fd, STDERR_FILENO);
+  bool started = false;
+  {
+    ServerProcess server({"-m", stories(), "-c", "64", "-t", "1", "--parallel", "3", "--prefill-chunk", "8",
+                          "--verbose"});
+    started = server.ok();
+  }
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  close(fd);
+  std::ifstream in(path);
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path);
+  ASSERT_TRUE(started) << log;
+  // Buckets of 1, 2, 4 and 8 tokens, then parallel + prefill chunk = 11.
+  for (int bucket : {1, 2, 4, 8, 11})
+    EXPECT_NE(log.find("up to " + std::to_string(bucket) + " tokens"), std::string::npos) << bucket << "\n" << log;
 }
 
 }  // namespace

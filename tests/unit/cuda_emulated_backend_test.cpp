@@ -588,7 +588,7 @@ TEST_F(EmulatedGpu, SchedulerStepsOnTheGpuAreBatchInvariant) {
   o.max_seqs = 4;
   o.max_seq_len = 64;
   o.prefill_chunk = 4;
-  o.device = "cuda";
+  o.backend.device = "cuda";
   test::expect_batch_invariant("stories260K", o, {{1, 403, 407, 261, 378}, {1, 9, 7}, {1, 32, 100, 200, 300, 17}, {1, 50}},
                          12);
 }
@@ -603,7 +603,7 @@ TEST_F(EmulatedGpu, BatchInvariantStepsOfManyTokens) {
   o.max_seqs = 4;
   o.max_seq_len = 64;
   o.prefill_chunk = 32;
-  o.device = "cuda";
+  o.backend.device = "cuda";
   o.batch_invariant = true;
   std::vector<std::vector<int32_t>> prompts;
   for (int i = 0; i < 4; ++i) {
@@ -656,7 +656,7 @@ TEST_F(EmulatedGpu, KvFractionFillsTheGpusShareWithBlocks) {
   o.max_seqs = 2;
   o.max_seq_len = 64;
   o.prefill_chunk = 4;
-  o.device = "cuda";
+  o.backend.device = "cuda";
   runtime::Request r;
   r.prompt = {1, 403, 407, 261, 378};
   r.max_tokens = 10;

@@ -22,7 +22,7 @@ SchedulerOptions opts(int64_t max_seqs, int64_t ctx = 128, int64_t chunk = 64) {
   o.max_seqs = max_seqs;
   o.max_seq_len = ctx;
   o.prefill_chunk = chunk;
-  o.n_threads = 1;  // the results do not depend on it; one thread is quickest on a loaded machine
+  o.backend.n_threads = 1;  // the results do not depend on it; one thread is quickest on a loaded machine
   return o;
 }
 

@@ -17,7 +17,7 @@ SessionOptions small(int64_t n_ctx, int64_t n_batch = 512) {
   SessionOptions o;
   o.n_ctx = n_ctx;
   o.n_batch = n_batch;
-  o.n_threads = 2;
+  o.backend.n_threads = 2;
   return o;
 }
 
@@ -36,7 +36,7 @@ TEST(Session, DecodeStepDispatchesOneNodePerOpOfTheGraph) {
   RAYO_REQUIRE_SHARED();
   auto model = stories();
   SessionOptions o = small(32);
-  o.fuse = false;
+  o.backend.fuse = false;
   Session s(model, o);
   // Llama: embed; per layer norm, q, k, v, 2 rope, kv store, attention, out, add,
   // norm, gate, up, swiglu, down, add (16); then select rows, norm, output.
@@ -64,7 +64,7 @@ TEST(Session, FusedAndUnfusedStepsGiveIdenticalLogits) {
     auto model = Model::load(test::shared_path(std::string("models/") + name).string());
     SessionOptions o = small(64, 4);  // prefill in steps of 4, 4 and 1; then decode steps
     Session fused(model, o);
-    o.fuse = false;
+    o.backend.fuse = false;
     Session unfused(model, o);
     const std::vector<float> a = fused.eval_all(prompt), b = unfused.eval_all(prompt);
     ASSERT_EQ(a.size(), b.size());
@@ -124,7 +124,7 @@ TEST(Session, RejectsBadOptionsAndTokens) {
   RAYO_REQUIRE_SHARED();
   auto model = stories();
   SessionOptions o = small(16);
-  o.n_threads = 100000;
+  o.backend.n_threads = 100000;
   EXPECT_THROW(Session(model, o), Error);
   o = small(16);
   o.n_batch = 0;

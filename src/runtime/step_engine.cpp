@@ -1,0 +1,80 @@
+#include "runtime/step_engine.h"
+
+#include <cstdio>
+
+#include "common/error.h"
+
+namespace rayo::runtime {
+
+StepEngine::StepEngine(std::shared_ptr<const Model> model, const BackendChoice& choice, int64_t block_size,
+                       int64_t n_blocks, int64_t max_seq_len)
+    : model_(std::move(model)), choice_(resolve(choice)) {
+  backend_ = make_backend(choice_);
+  const auto& spec = model_->spec();
+  kv_.n_layers = static_cast<int>(spec.n_layers);
+  kv_.kv_width = spec.kv_dim();
+  kv_.block_size = block_size;
+  kv_.n_blocks = n_blocks;
+  kv_.max_seq_len = max_seq_len;
+  kv_.type = choice_.kv_type;
+  backend_->init_kv_cache(kv_);
+}
+
+StepEngine::~StepEngine() = default;
+
+void StepEngine::resize_kv_cache(int64_t n_blocks) {
+  kv_.n_blocks = n_blocks;
+  backend_->init_kv_cache(kv_);
+}
+
+graph::Executor& StepEngine::graph(const graph::GraphConfig& config) {
+  for (auto& e : executors_)
+    if (e->graph().config().max_tokens == config.max_tokens && e->graph().config().max_outputs == config.max_outputs &&
+        e->graph().config().batch_invariant == config.batch_invariant)
+      return *e;
+  graph::Graph g = model_->architecture().build(model_->file(), model_->spec(), config);
+  executors_.push_back(std::make_unique<graph::Executor>(*backend_, std::move(g)));
+  if (choice_.verbose) std::fprintf(stderr, "%s", executors_.back()->graph().describe().c_str());
+  return *executors_.back();
+}
+
+std::vector<int32_t> StepEngine::run(graph::Executor& ex, const StepRows& rows, std::span<Sampler* const> samplers) {
+  RAYO_CHECK(samplers.empty() || samplers.size() == rows.outputs.size(), "one sampler per output row");
+  // Rows the backend can sample get their sampler's request (its u drawn
+  // now, as Sampler::sample would); the others are left to the host.
+  std::vector<graph::SampleRequest> requests(samplers.size());
+  std::vector<std::vector<graph::TokenCount>> windows(samplers.size());
+  std::vector<char> on_backend(samplers.size(), 0);
+  bool any = false;
+  for (size_t i = 0; i < samplers.size(); ++i) {
+    const SamplingParams& p = samplers[i]->params();
+    if (!backend_->samples(p.temperature, p.top_k)) {
+      requests[i] = graph::SampleRequest{1.0f, 0};
+      continue;
+    }
+    requests[i] = samplers[i]->backend_request(windows[i]);
+    on_backend[i] = 1;
+    any = true;
+  }
+  graph::StepInputs in{rows.tokens, rows.positions, rows.outputs, rows.seq, rows.block_table, rows.max_blocks_per_seq};
+  if (any) in.sample = requests;
+  ex.run(in);
+
+  std::vector<int32_t> ids(samplers.size(), -1);
+  if (samplers.empty()) return ids;
+  // Each output row's token: the backend's, or drawn here from the logits
+  // (brought back only when some row needs them).
+  const auto sampled = ex.sampled();
+  const size_t n_vocab = static_cast<size_t>(model_->spec().n_vocab);
+  for (size_t i = 0; i < samplers.size(); ++i) {
+    if (on_backend[i] && !sampled.empty() && sampled[i] >= 0) {
+      ids[i] = sampled[i];
+      continue;
+    }
+    const auto logits = ex.logits().subspan(i * n_vocab, n_vocab);
+    ids[i] = on_backend[i] ? samplers[i]->sample_request(logits, requests[i]) : samplers[i]->sample(logits);
+  }
+  return ids;
+}
+
+}  // namespace rayo::runtime
