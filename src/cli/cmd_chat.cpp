@@ -85,6 +85,7 @@ void run(const ChatOptions& o) {
     auto result = runtime::generate(session, sampler, suffix, g, [](std::string_view text) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);
+      return true;
     });
     std::printf("\n");
     std::fflush(stdout);

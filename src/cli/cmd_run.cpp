@@ -42,6 +42,7 @@ void run(const RunOptions& o) {
     stream = [](std::string_view text) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);
+      return true;
     };
   const auto result = runtime::generate(session, sampler, tokens, g, stream);
   const double pp_rate = result.prompt_tokens / std::max(result.prompt_seconds, 1e-9);

@@ -4,17 +4,10 @@
 // as "rayo: error: <message>" and exits non-zero; the server turns it into an
 // HTTP error. Internal invariant violations use RAYO_CHECK, which also throws,
 // so that no input can take the process down with an abort.
-#include <stdexcept>
-#include <string>
-
 #include "common/strings.h"
+#include "rayo/error.h"  // rayo::Error itself is public API
 
 namespace rayo {
-
-class Error : public std::runtime_error {
- public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
-};
 
 // Throws rayo::Error with the arguments concatenated: fail("bad dim ", d, " in ", name).
 template <typename... Args>

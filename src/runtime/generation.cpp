@@ -75,11 +75,17 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
   start = Clock::now();
   tokenizer::StreamingDecoder decoder(tok, options.show_special, /*at_sequence_start=*/false);
   size_t emitted = 0;  // bytes of result.text already streamed
-  // Streams what is final; returns true when a stop string ended the text.
+  // Streams what is final; returns true when a stop string ended the text or,
+  // before the last piece, the callback asked to stop (the text then ends with
+  // what it was given: the tail held back for a possible stop string goes).
   auto emit = [&](bool last) {
     const size_t before = emitted;
     const bool stopped = advance_final_text(result.text, emitted, options.stop, last);
-    if (emitted > before && on_text) on_text(std::string_view(result.text).substr(before, emitted - before));
+    if (emitted == before || !on_text) return stopped;
+    if (!on_text(std::string_view(result.text).substr(before, emitted - before)) && !last) {
+      result.text.resize(emitted);
+      return true;
+    }
     return stopped;
   };
 

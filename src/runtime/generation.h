@@ -39,8 +39,11 @@ struct GenerationResult {
 bool advance_final_text(std::string& text, size_t& emitted, const std::vector<std::string>& stops, bool last);
 
 // Streams text pieces as they become final (whole UTF-8 characters, never part
-// of a possible stop string). The prompt is appended to the session's sequence.
-using TextCallback = std::function<void(std::string_view)>;
+// of a possible stop string). Returning false stops the generation there: the
+// result then ends with that piece (finish reason Stop), so that the text
+// streamed and the text returned agree. The prompt is appended to the session's
+// sequence.
+using TextCallback = std::function<bool(std::string_view)>;
 
 GenerationResult generate(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                           const GenerationOptions& options, const TextCallback& on_text);
