@@ -26,13 +26,13 @@
 #include <set>
 
 #include "backends/cuda/cuda_backend.h"
-#include "cli/bench_batched.h"
-#include "cli/bench_kernels.h"
+#include "tools/bench_batched.h"
+#include "tools/bench_kernels.h"
 #include "cli/command.h"
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/strings.h"
-#include "models/synth_model.h"
+#include "tools/synth_model.h"
 
 namespace rayo::cli {
 namespace {
@@ -48,7 +48,7 @@ struct BenchOptions {
   int reps = 5;
   bool json = false;
   bool kernels = false;  // --kernels: the decode step's matmul kernels alone (bench_kernels.h)
-  KernelBenchOptions kernel;
+  tools::KernelBenchOptions kernel;
 };
 
 struct TestResult {
@@ -160,11 +160,11 @@ void run(BenchOptions o) {
     synth_path = (std::filesystem::temp_directory_path() /
                   ("rayo-bench-" + o.synth_preset + "-" + o.synth_type + "-" + std::to_string(getpid()) + ".gguf"))
                      .string();
-    const auto config = models::synth_preset(o.synth_preset);
-    const auto ftype = models::parse_synth_file_type(o.synth_type);
+    const auto config = tools::synth_preset(o.synth_preset);
+    const auto ftype = tools::parse_synth_file_type(o.synth_type);
     std::fprintf(stderr, "writing a synthetic %s %s model to %s\n", o.synth_preset.c_str(), o.synth_type.c_str(),
                  synth_path.c_str());
-    models::write_synth_model(config, ftype, 1, synth_path);
+    tools::write_synth_model(config, ftype, 1, synth_path);
     o.model.model = synth_path;
   } else if (o.model.model.empty()) {
     fail("give -m MODEL or --synth PRESET");
@@ -203,7 +203,7 @@ void run(BenchOptions o) {
       results.push_back(r);
     }
     if (o.n_gen > 0 && !o.batches.empty()) {
-      for (const auto& b : bench_batched_decode(model, sopts.backend, o.batches, o.n_gen, depth, o.reps)) {
+      for (const auto& b : tools::bench_batched_decode(model, sopts.backend, o.batches, o.n_gen, depth, o.reps)) {
         TestResult r{"tg" + std::to_string(o.n_gen) + at + " @ B" + std::to_string(b.batch), 0, o.n_gen, depth,
                      b.seconds, b.batch};
         results.push_back(r);
@@ -358,7 +358,7 @@ void setup(CLI::App& root) {
     if (o->kernels) {
       o->kernel.reps = o->reps;
       o->kernel.json = o->json;
-      return run_kernel_benchmark(o->kernel);
+      return tools::run_kernel_benchmark(o->kernel);
     }
     run(*o);
   });

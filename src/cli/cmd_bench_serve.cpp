@@ -26,8 +26,8 @@
 #include "cli/command.h"
 #include "common/error.h"
 #include "common/strings.h"
-#include "server/serve_process.h"
-#include "server/sse_client.h"
+#include "tools/serve_process.h"
+#include "tools/sse_client.h"
 
 namespace rayo::cli {
 namespace {
@@ -74,9 +74,9 @@ struct Round {
 };
 
 // The unlabelled samples of a Prometheus text page ("name value" lines).
-std::map<std::string, double> scrape_metrics(const server::ServerAddress& ep) {
+std::map<std::string, double> scrape_metrics(const tools::ServerAddress& ep) {
   std::map<std::string, double> out;
-  const auto r = server::http_get(ep, "/metrics", 30);
+  const auto r = tools::http_get(ep, "/metrics", 30);
   if (r.status != 200) return out;
   std::istringstream lines(r.body);
   for (std::string line; std::getline(lines, line);) {
@@ -107,7 +107,7 @@ StepFigures step_figures(const std::map<std::string, double>& before, const std:
 
 // `seed` makes this round's prompts differ from every other round's, so that
 // no round finds another's prompts in the server's prefix cache.
-Round run_round(const server::ServerAddress& ep, const BenchServeOptions& o, int n_clients, int n_vocab,
+Round run_round(const tools::ServerAddress& ep, const BenchServeOptions& o, int n_clients, int n_vocab,
                 const std::string& model_name, uint32_t seed) {
   Round round;
   round.clients = n_clients;
@@ -134,7 +134,7 @@ Round run_round(const server::ServerAddress& ep, const BenchServeOptions& o, int
       int64_t tokens = 0;
       std::vector<double> itl;
       double ttft = NAN;
-      auto res = server::post_stream(ep, "/v1/completions", body.dump(), [&](const std::string& data) {
+      auto res = tools::post_stream(ep, "/v1/completions", body.dump(), [&](const std::string& data) {
         if (data == "[DONE]") return true;
         json chunk = json::parse(data, nullptr, false);
         if (chunk.is_discarded() || !chunk.contains("choices") || chunk["choices"].empty()) return true;
@@ -181,7 +181,7 @@ Round run_round(const server::ServerAddress& ep, const BenchServeOptions& o, int
 }
 
 // `rayo serve -m MODEL` on a free port, from this same executable.
-std::unique_ptr<server::ServeProcess> start_server(const BenchServeOptions& o) {
+std::unique_ptr<tools::ServeProcess> start_server(const BenchServeOptions& o) {
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) fail("cannot find the rayo executable");
@@ -190,7 +190,7 @@ std::unique_ptr<server::ServeProcess> start_server(const BenchServeOptions& o) {
   std::istringstream extra(o.serve_args);
   for (std::string a; extra >> a;) args.push_back(a);
   // Loading repacks every weight: minutes for the largest models on a small machine.
-  auto process = std::make_unique<server::ServeProcess>(exe, args, 1800);
+  auto process = std::make_unique<tools::ServeProcess>(exe, args, 1800);
   if (!process->ok()) fail("rayo serve did not start");
   return process;
 }
@@ -293,12 +293,12 @@ void bench(const BenchServeOptions& o) {
   if (o.clients.empty()) fail("give at least one client count (-N)");
   for (int n : o.clients)
     if (n < 1) fail("client counts must be positive, got ", n);
-  std::unique_ptr<server::ServeProcess> process;  // stopped when bench returns
+  std::unique_ptr<tools::ServeProcess> process;  // stopped when bench returns
   if (o.url.empty()) process = start_server(o);
-  server::ServerAddress ep = process ? process->address() : server::parse_url(o.url);
+  tools::ServerAddress ep = process ? process->address() : tools::parse_url(o.url);
   ep.api_key = o.api_key;
 
-  auto models = server::http_get(ep, "/v1/models", 30);
+  auto models = tools::http_get(ep, "/v1/models", 30);
   if (models.status != 200) fail("GET /v1/models failed: ", models.status ? std::to_string(models.status) : models.error);
   json m = json::parse(models.body, nullptr, false);
   std::string model_name = "model";

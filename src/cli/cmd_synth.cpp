@@ -13,7 +13,7 @@
 #include "common/error.h"
 #include "common/progress.h"
 #include "common/strings.h"
-#include "models/synth_model.h"
+#include "tools/synth_model.h"
 
 namespace rayo::cli {
 namespace {
@@ -30,7 +30,7 @@ struct SynthOptions {
 void run_synth(const SynthOptions& o) {
   if (o.output.empty()) fail("synth: give the output file with -o FILE");
   const auto arch = o.arch.empty() ? std::nullopt : std::optional<std::string_view>(o.arch);
-  models::SynthConfig c = models::synth_preset(o.preset, arch);
+  tools::SynthConfig c = tools::synth_preset(o.preset, arch);
   if (o.dim) c.n_embd = *o.dim;
   if (o.layers) c.n_layers = *o.layers;
   if (o.heads) c.n_head = *o.heads;
@@ -40,18 +40,18 @@ void run_synth(const SynthOptions& o) {
   if (o.ctx) c.n_ctx = *o.ctx;
   if (o.head_dim) c.head_dim = *o.head_dim;
   if (o.dim || o.heads) c.name = cat("custom ", c.arch, " (synthetic)");
-  const models::SynthFileType ftype = models::parse_synth_file_type(o.type);
+  const tools::SynthFileType ftype = tools::parse_synth_file_type(o.type);
 
   const auto start = std::chrono::steady_clock::now();
   Progress progress("synth");
   uint64_t size = 0;
-  models::write_synth_model(c, ftype, o.seed, o.output, [&](uint64_t done, uint64_t total) {
+  tools::write_synth_model(c, ftype, o.seed, o.output, [&](uint64_t done, uint64_t total) {
     progress.update(done, total);
     size = total;
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("wrote %s: %s %s, %u layers, dim %u, %u/%u heads, ffn %u, vocab %u, %s in %.1f s (%.0f MB/s)\n",
-              o.output.c_str(), c.arch.c_str(), std::string(models::synth_file_type_name(ftype)).c_str(), c.n_layers,
+              o.output.c_str(), c.arch.c_str(), std::string(tools::synth_file_type_name(ftype)).c_str(), c.n_layers,
               c.n_embd, c.n_head, c.n_head_kv, c.n_ff, c.n_vocab, format_bytes(size).c_str(), seconds,
               seconds > 0 ? static_cast<double>(size) / 1e6 / seconds : 0.0);
 }
@@ -60,7 +60,7 @@ void setup(CLI::App& root) {
   auto o = std::make_shared<SynthOptions>();
   auto* cmd = root.add_subcommand("synth", "Write a random-weight model with the shapes of a real one");
   std::string presets;
-  for (auto p : models::synth_preset_names()) presets += cat(presets.empty() ? "" : "|", p);
+  for (auto p : tools::synth_preset_names()) presets += cat(presets.empty() ? "" : "|", p);
   cmd->add_option("--preset", o->preset, "Shapes to copy: " + presets)->capture_default_str();
   cmd->add_option("--arch", o->arch, "Architecture: llama|qwen2|qwen3 (with --preset tiny; default llama)");
   cmd->add_option("--type", o->type, "Weight type: f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k_m|q4_k_s|q4_k_m|q5_k_s|q5_k_m|q6_k|iq4_nl|iq4_xs")->capture_default_str();

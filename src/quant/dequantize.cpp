@@ -341,29 +341,8 @@ const Block* blocks(const void* src, TensorType type) {
 }  // namespace
 
 bool can_dequantize(TensorType type) {
-  switch (type) {
-    case TensorType::F32:
-    case TensorType::F16:
-    case TensorType::BF16:
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::Q8_0:
-    case TensorType::Q8_1:
-    case TensorType::Q2_K:
-    case TensorType::Q3_K:
-    case TensorType::Q4_K:
-    case TensorType::Q5_K:
-    case TensorType::Q6_K:
-    case TensorType::Q8_K:
-    case TensorType::IQ4_NL:
-    case TensorType::IQ4_XS:
-    case TensorType::MXFP4:
-      return true;
-    default:
-      return false;
-  }
+  const auto t = tensor_type_info(static_cast<uint32_t>(type));
+  return t && t->decodes;
 }
 
 void dequantize_row(TensorType type, const void* src, float* dst, int64_t n) {

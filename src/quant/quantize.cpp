@@ -482,26 +482,8 @@ Block* out_blocks(void* dst, TensorType type) {
 }  // namespace
 
 bool can_quantize(TensorType type) {
-  switch (type) {
-    case TensorType::F32:
-    case TensorType::F16:
-    case TensorType::BF16:
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::Q8_0:
-    case TensorType::Q8_1:
-    case TensorType::Q2_K:
-    case TensorType::Q3_K:
-    case TensorType::Q4_K:
-    case TensorType::Q5_K:
-    case TensorType::Q6_K:
-    case TensorType::Q8_K:
-      return true;
-    default:
-      return false;
-  }
+  const auto t = tensor_type_info(static_cast<uint32_t>(type));
+  return t && t->encodes;
 }
 
 void quantize_row(TensorType type, const float* src, void* dst, int64_t n) {

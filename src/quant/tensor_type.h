@@ -49,6 +49,8 @@ struct TensorTypeInfo {
   uint32_t block_size;    // values per block
   uint32_t block_bytes;   // bytes per block
   bool quantized;
+  bool decodes = false;   // quant/dequantize.h turns its blocks into floats
+  bool encodes = false;   // quant/quantize.h writes them (llama.cpp's reference quantizer)
 };
 
 // Geometry of a type id found in a file, or nullopt for an id rayo does not know.

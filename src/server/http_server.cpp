@@ -3,46 +3,14 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
-#include <chrono>
-#include <cstdio>
 #include <sstream>
 
 #include "common/strings.h"
-#include "server/client_watch.h"
 #include "server/openai_api.h"
+#include "server/request_handlers.h"
 
 namespace rayo::server {
 namespace {
-
-using namespace std::chrono_literals;
-
-void send_json(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
-void send_error(httplib::Response& res, const ApiError& e) {
-  if (e.status == 503) res.set_header("Retry-After", "1");
-  send_json(res, e.status, e.body());
-}
-
-std::string sse(const json& j) { return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n"; }
-
-ApiError from_submit_error(const runtime::SubmitError& e) {
-  switch (e.kind) {
-    case runtime::SubmitError::TooLong: return ApiError(400, e.what(), "messages", "context_length_exceeded");
-    case runtime::SubmitError::QueueFull:
-      return ApiError(503, e.what(), "", "server_busy", "server_error");
-    case runtime::SubmitError::ShuttingDown:
-      return ApiError(503, e.what(), "", "shutting_down", "server_error");
-    case runtime::SubmitError::Invalid: break;
-  }
-  return ApiError(400, e.what());
-}
-
-int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 void histogram(std::ostringstream& out, const std::string& name, const std::string& help,
                const runtime::LatencyHistogram& h) {
@@ -56,7 +24,18 @@ void histogram(std::ostringstream& out, const std::string& name, const std::stri
 }  // namespace
 
 HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
-    : scheduler_(scheduler), options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+    : scheduler_(scheduler),
+      options_(std::move(options)),
+      handlers_(std::make_unique<RequestHandlers>(scheduler_, options_.model_name)),
+      http_(std::make_unique<httplib::Server>()) {
+  configure_connections();
+  count_responses();
+  answer_errors_as_json();
+  if (!options_.api_key.empty()) require_api_key();
+  add_routes();
+}
+
+void HttpServer::configure_connections() {
   auto& svr = *http_;
   const auto& sopt = scheduler_.options();
   const int threads = options_.http_threads > 0
@@ -75,9 +54,17 @@ HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
   svr.set_keep_alive_timeout(2);
   svr.set_read_timeout(30);
   svr.set_write_timeout(30);
+}
 
-  svr.set_logger([this](const httplib::Request&, const httplib::Response& res) { count_status(res.status); });
-  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+// Every response, routed or not, counts in /metrics' rayo_requests_total.
+void HttpServer::count_responses() {
+  http_->set_logger([this](const httplib::Request&, const httplib::Response& res) { count_status(res.status); });
+}
+
+// httplib's own answers (no route, body too large) and a handler's uncaught
+// exception are OpenAI's error JSON too, like every other error.
+void HttpServer::answer_errors_as_json() {
+  http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 404)
       send_json(res, 404, ApiError(404, cat("no route ", req.method, " ", req.path), "", "not_found").body());
@@ -86,7 +73,7 @@ HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
     else
       send_json(res, res.status, ApiError(res.status, cat("HTTP error ", res.status)).body());
   });
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+  http_->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "internal error";
     try {
       std::rethrow_exception(ep);
@@ -96,141 +83,36 @@ HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
     }
     send_json(res, 500, ApiError(500, what, "", "internal_error", "server_error").body());
   });
-  if (!options_.api_key.empty()) {
-    svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-      const std::string expected = "Bearer " + options_.api_key;
-      if (req.get_header_value("Authorization") == expected) return httplib::Server::HandlerResponse::Unhandled;
-      send_json(res, 401,
-                ApiError(401, "invalid or missing API key (send 'Authorization: Bearer KEY')", "", "invalid_api_key",
-                         "authentication_error")
-                    .body());
-      return httplib::Server::HandlerResponse::Handled;
-    });
-  }
+}
 
-  svr.Get("/health", [](const httplib::Request&, httplib::Response& res) {
-    send_json(res, 200, {{"status", "ok"}});
+void HttpServer::require_api_key() {
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    const std::string expected = "Bearer " + options_.api_key;
+    if (req.get_header_value("Authorization") == expected) return httplib::Server::HandlerResponse::Unhandled;
+    send_json(res, 401,
+              ApiError(401, "invalid or missing API key (send 'Authorization: Bearer KEY')", "", "invalid_api_key",
+                       "authentication_error")
+                  .body());
+    return httplib::Server::HandlerResponse::Handled;
   });
+}
+
+void HttpServer::add_routes() {
+  auto& svr = *http_;
+  auto to = [handlers = handlers_.get()](auto method) {
+    return [handlers, method](const httplib::Request& req, httplib::Response& res) { (handlers->*method)(req, res); };
+  };
+  svr.Get("/health", to(&RequestHandlers::health));
   svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_text(), "text/plain; version=0.0.4");
   });
-  auto models = [this](const httplib::Request&, httplib::Response& res) {
-    const auto& spec = scheduler_.model().spec();
-    json m = {{"id", options_.model_name},
-              {"object", "model"},
-              {"created", unix_now()},
-              {"owned_by", "rayo"},
-              {"meta", {{"arch", spec.arch}, {"n_ctx", scheduler_.options().max_seq_len}, {"n_vocab", spec.n_vocab}}}};
-    send_json(res, 200, {{"object", "list"}, {"data", json::array({m})}});
-  };
-  svr.Get("/v1/models", models);
-  svr.Get("/models", models);
-
-  auto completion = [this](Endpoint endpoint) {
-    return [this, endpoint](const httplib::Request& req, httplib::Response& res) {
-      ApiRequest api;
-      std::shared_ptr<runtime::RequestStream> stream;
-      try {
-        json body;
-        try {
-          body = json::parse(req.body);
-        } catch (const json::parse_error& e) {
-          throw ApiError(400, cat("the request body is not valid JSON (UTF-8): ", e.what()), "", "invalid_json");
-        }
-        api = endpoint == Endpoint::Chat ? parse_chat_request(body, scheduler_.model())
-                                         : parse_completion_request(body, scheduler_.model());
-        stream = scheduler_.submit(api.request);
-      } catch (const ApiError& e) {
-        return send_error(res, e);
-      } catch (const runtime::SubmitError& e) {
-        ApiError err = from_submit_error(e);
-        if (err.param == "messages" && endpoint == Endpoint::Completion) err.param = "prompt";
-        return send_error(res, err);
-      } catch (const Error& e) {
-        return send_error(res, ApiError(400, e.what()));
-      }
-      auto ctx = std::make_shared<ResponseContext>();
-      ctx->id = make_id(endpoint == Endpoint::Chat ? "chatcmpl-" : "cmpl-");
-      ctx->model = options_.model_name;
-      ctx->created = unix_now();
-      ctx->endpoint = endpoint;
-      ctx->engine = &scheduler_.model();
-      ctx->logprobs = api.request.logprobs >= 0;
-
-      if (!api.stream) {
-        // Nothing is written until the end, so only the socket tells that the
-        // client left (and no one waits for the rest of the generation).
-        const ClientWatch client(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
-        const auto result = stream->wait([&] { return client.client_gone(); });
-        if (stream->cancelled()) {
-          res.status = 499;  // nginx's "client closed request": what /metrics counts; no one reads it
-          return;
-        }
-        if (!result.error.empty())
-          return send_error(res, ApiError(500, result.error, "", "internal_error", "server_error"));
-        return send_json(res, 200, full_response(*ctx, result));
-      }
-
-      // Streaming: server-sent events, one chunk per update, then [DONE].
-      struct State {
-        bool role_sent = false, finished = false;
-        size_t text_offset = 0;
-        std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
-      };
-      auto state = std::make_shared<State>();
-      const bool include_usage = api.include_usage;
-      ++streams_open_;
-      res.set_header("Cache-Control", "no-cache");
-      res.set_chunked_content_provider(
-          "text/event-stream",
-          [this, stream, ctx, state, include_usage](size_t, httplib::DataSink& sink) {
-            auto write = [&](const std::string& s) {
-              if (!sink.write(s.data(), s.size())) return false;
-              state->last_write = std::chrono::steady_clock::now();
-              return true;
-            };
-            if (ctx->endpoint == Endpoint::Chat && !state->role_sent) {
-              state->role_sent = true;
-              if (!write(sse(stream_chunk(*ctx, "", {}, nullptr, true, include_usage, 0)))) return false;
-            }
-            runtime::RequestStream::Update u;
-            if (!stream->next(u, 1000ms)) {
-              // Nothing new: a comment line keeps the connection honest, so a
-              // client that went away is noticed and its sequence freed.
-              if (std::chrono::steady_clock::now() - state->last_write > 2s) return write(": keep-alive\n\n");
-              return true;
-            }
-            if (!u.text.empty() || !u.tokens.empty()) {
-              if (!write(sse(stream_chunk(*ctx, u.text, u.tokens, nullptr, false, include_usage, state->text_offset))))
-                return false;
-              state->text_offset += u.text.size();
-            }
-            if (!u.done) return true;
-            state->finished = true;
-            if (!u.error.empty()) {
-              write(sse(ApiError(500, u.error, "", "internal_error", "server_error").body()));
-            } else {
-              if (!write(sse(stream_chunk(*ctx, "", {}, &u.finish, false, include_usage, state->text_offset))))
-                return false;
-              if (include_usage &&
-                  !write(sse(usage_chunk(*ctx, u.prompt_tokens, u.completion_tokens, u.cached_prompt_tokens))))
-                return false;
-            }
-            if (!write("data: [DONE]\n\n")) return false;
-            sink.done();
-            return true;
-          },
-          [this, stream](bool) {
-            stream->cancel();  // no-op when it already finished; frees the sequence when the client left
-            --streams_open_;
-          });
-    };
-  };
-  svr.Post("/v1/chat/completions", completion(Endpoint::Chat));
-  svr.Post("/chat/completions", completion(Endpoint::Chat));
-  svr.Post("/v1/completions", completion(Endpoint::Completion));
-  svr.Post("/completions", completion(Endpoint::Completion));
+  svr.Get("/v1/models", to(&RequestHandlers::models));
+  svr.Get("/models", to(&RequestHandlers::models));
+  svr.Post("/v1/chat/completions", to(&RequestHandlers::chat));
+  svr.Post("/chat/completions", to(&RequestHandlers::chat));
+  svr.Post("/v1/completions", to(&RequestHandlers::completion));
+  svr.Post("/completions", to(&RequestHandlers::completion));
 }
 
 HttpServer::~HttpServer() = default;
@@ -252,6 +134,8 @@ int HttpServer::bind() {
 void HttpServer::run() { http_->listen_after_bind(); }
 
 void HttpServer::stop() { http_->stop(); }
+
+int64_t HttpServer::streams_open() const { return handlers_->streams_open(); }
 
 void HttpServer::count_status(int status) {
   std::lock_guard lock(status_mutex_);
@@ -288,7 +172,7 @@ std::string HttpServer::metrics_text() const {
   counter("rayo_batch_step_tokens_total", "Token rows over all steps.", st.step_tokens.load());
   gauge("rayo_queue_length", "Requests waiting for admission.", st.waiting.load());
   gauge("rayo_running_sequences", "Sequences in the running batch.", st.running.load());
-  gauge("rayo_streams_open", "Streaming responses being written.", streams_open_.load());
+  gauge("rayo_streams_open", "Streaming responses being written.", handlers_->streams_open());
   gauge("rayo_kv_cache_blocks_used", "KV cache blocks held by sequences.", st.blocks_used.load());
   gauge("rayo_kv_cache_blocks_cached", "KV cache blocks held by nobody that keep a prompt prefix for reuse.",
         st.blocks_cached.load());

@@ -8,7 +8,6 @@
 //   GET  /metrics               Prometheus text
 //
 // Every error is OpenAI's error JSON; the server keeps running.
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +20,8 @@ class Server;
 }
 
 namespace rayo::server {
+
+class RequestHandlers;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -44,20 +45,28 @@ class HttpServer {
   void stop();
 
   // Streaming responses still being written.
-  int64_t streams_open() const { return streams_open_.load(); }
+  int64_t streams_open() const;
 
   // The Prometheus text of /metrics.
   std::string metrics_text() const;
 
  private:
+  // The constructor's steps, in order.
+  void configure_connections();
+  void count_responses();
+  void answer_errors_as_json();
+  void require_api_key();
+  void add_routes();
+
   void count_status(int status);
 
   runtime::Scheduler& scheduler_;
   ServerOptions options_;
+  // Before http_, so that it outlives every connection's handler.
+  std::unique_ptr<RequestHandlers> handlers_;
   std::unique_ptr<httplib::Server> http_;
   mutable std::mutex status_mutex_;
   std::map<int, uint64_t> responses_by_status_;
-  std::atomic<int64_t> streams_open_{0};
   int listen_socket_ = -1;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // OpenAI's HTTP API, the parts rayo serves: requests (JSON) -> scheduler
 // requests, results -> OpenAI's response and stream-chunk shapes. No sockets
-// here (http_server.cpp), so every rule is unit-testable.
+// here (http_server.cpp, request_handlers.cpp), so every rule is unit-testable.
 //
 // Parameters follow OpenAI's meaning; unknown fields are ignored, fields of the
 // wrong type or out of range are refused with ApiError (HTTP 400, OpenAI's

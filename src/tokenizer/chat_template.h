@@ -1,7 +1,7 @@
 #pragma once
 // Turns a conversation into the prompt text a model was trained on, by
 // rendering the model's chat template exactly as Hugging Face's
-// apply_chat_template does (see tokenizer/jinja/template.h).
+// apply_chat_template does (see jinja/template.h).
 //
 //   ChatTemplateOptions opts;
 //   opts.bos_token = "<s>";
@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "tokenizer/jinja/template.h"
+#include "jinja/template.h"
 
 namespace rayo::tokenizer {
 

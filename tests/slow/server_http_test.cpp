@@ -12,7 +12,7 @@
 #include <regex>
 #include <thread>
 
-#include "server/sse_client.h"
+#include "tools/sse_client.h"
 #include "server_process.h"
 #include "support/paths.h"
 #include "support/reference.h"
@@ -21,9 +21,9 @@ namespace rayo::test {
 namespace {
 
 using nlohmann::json;
-using server::http_get;
-using server::http_post;
-using server::post_stream;
+using tools::http_get;
+using tools::http_post;
+using tools::post_stream;
 
 std::string stories() { return shared_path("models/stories260K.gguf").string(); }
 
@@ -44,14 +44,14 @@ class ServerHttp : public ::testing::Test {
     RAYO_REQUIRE_SHARED();
     ASSERT_TRUE(server_ && server_->ok()) << "rayo serve did not start";
   }
-  static server::ServerAddress addr() { return server_->address(); }
+  static tools::ServerAddress addr() { return server_->address(); }
   static ServerProcess* server_;
 };
 ServerProcess* ServerHttp::server_ = nullptr;
 
 json parse(const std::string& s) { return json::parse(s); }
 
-void expect_openai_error(const server::HttpResult& r, int status, const std::string& param = "") {
+void expect_openai_error(const tools::HttpResult& r, int status, const std::string& param = "") {
   EXPECT_EQ(r.status, status) << r.body;
   json j = json::parse(r.body, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << "error body is not JSON: " << r.body;
@@ -73,7 +73,7 @@ double metric(const std::string& text, const std::string& name) {
   return -1;
 }
 
-std::string streamed_text(const server::ServerAddress& a, const json& body, std::string* finish = nullptr,
+std::string streamed_text(const tools::ServerAddress& a, const json& body, std::string* finish = nullptr,
                           bool* done = nullptr, json* usage = nullptr) {
   std::string text;
   bool saw_done = false;
@@ -491,7 +491,7 @@ TEST(ServerQueue, BeyondTheQueueRequestsGet503WithRetryAfter) {
   expect_openai_error(busy, 503);
   EXPECT_FALSE(busy.header("Retry-After").empty());
   // Once the first request is gone, the server takes work again.
-  server::HttpResult ok;
+  tools::HttpResult ok;
   for (int i = 0; i < 100; ++i) {
     ok = http_post(s.address(), "/v1/completions", json{{"prompt", "Once"}, {"max_tokens", 2}}.dump());
     if (ok.status == 200) break;

@@ -1,12 +1,12 @@
 #pragma once
-// The real `rayo serve` on a free loopback port for a test (server::ServeProcess
+// The real `rayo serve` on a free loopback port for a test (tools::ServeProcess
 // with the built binary), always stopped when the object goes away.
 #include <signal.h>
 
 #include <string>
 #include <vector>
 
-#include "server/serve_process.h"
+#include "tools/serve_process.h"
 #include "support/paths.h"
 
 namespace rayo::test {
@@ -18,7 +18,7 @@ class ServerProcess {
 
   bool ok() const { return process_.ok(); }
   int port() const { return process_.address().port; }
-  server::ServerAddress address(const std::string& api_key = {}) const {
+  tools::ServerAddress address(const std::string& api_key = {}) const {
     auto a = process_.address();
     a.api_key = api_key;
     return a;
@@ -33,7 +33,7 @@ class ServerProcess {
     args.insert(args.begin(), {"--host", "127.0.0.1"});
     return args;
   }
-  server::ServeProcess process_;
+  tools::ServeProcess process_;
 };
 
 }  // namespace rayo::test

@@ -47,25 +47,25 @@ std::vector<std::string> every_shared_model() {
 
 cuda::KvShape emulated_kv_shape() { return cuda::KvShape{64, 16}; }
 
-std::vector<cuda::KernelBenchCase> emulated_kernel_bench_cases() {
-  std::vector<cuda::KernelBenchCase> cases;
+std::vector<tools::KernelBenchCase> emulated_kernel_bench_cases() {
+  std::vector<tools::KernelBenchCase> cases;
   for (TensorType t : {TensorType::Q4_K, TensorType::F16})
-    for (auto& c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, t)) cases.push_back(c);
+    for (auto& c : tools::decoder_bench_cases(256, 512, 256, 64, 96, t)) cases.push_back(c);
   // A step of 40 tokens: the GEMVs' token tiles for F16, tensor cores for Q4_K.
   for (TensorType t : {TensorType::Q4_K, TensorType::F16})
-    for (auto& c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, t, 40)) cases.push_back(c);
+    for (auto& c : tools::decoder_bench_cases(256, 512, 256, 64, 96, t, 40)) cases.push_back(c);
   // --kernel-path both: Q4_K's GEMVs at 40 tokens, its GEMMs at 1.
-  for (auto c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 40)) {
-    c.path = cuda::KernelBenchPath::Gemv;
+  for (auto c : tools::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 40)) {
+    c.path = tools::KernelBenchPath::Gemv;
     cases.push_back(c);
   }
-  for (auto c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 1)) {
-    c.path = cuda::KernelBenchPath::Gemm;
+  for (auto c : tools::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 1)) {
+    c.path = tools::KernelBenchPath::Gemm;
     cases.push_back(c);
   }
   // --kernel-path exact: Q4_K's exact GEMMs at 40 tokens.
-  for (auto c : cuda::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 40)) {
-    c.path = cuda::KernelBenchPath::Exact;
+  for (auto c : tools::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 40)) {
+    c.path = tools::KernelBenchPath::Exact;
     cases.push_back(c);
   }
   return cases;
@@ -83,7 +83,7 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
       if (seen.insert(s.key()).second) out.push_back(s);
   }
   for (const auto& c : emulated_kernel_bench_cases()) {
-    const auto s = cuda::kernel_bench_spec(c);
+    const auto s = tools::kernel_bench_spec(c);
     if (seen.insert(s.key()).second) out.push_back(s);
   }
   return out;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/kernel_bench.h"
+#include "tools/kernel_bench.h"
 #include "backends/cuda/kernel_specs.h"
 
 namespace rayo::test {
@@ -29,7 +29,7 @@ const std::vector<EmulatedModel>& emulated_models();
 cuda::KvShape emulated_kv_shape();
 
 // The kernel benchmark's cases the backend test times (small shapes).
-std::vector<cuda::KernelBenchCase> emulated_kernel_bench_cases();
+std::vector<tools::KernelBenchCase> emulated_kernel_bench_cases();
 
 // Every variant of those graphs and benchmark cases, without duplicates, in a stable order.
 std::vector<cuda::KernelSpec> emulated_variant_specs();

@@ -65,7 +65,7 @@ using rayo::cuda::emulated::make_invoker;
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cuda/cuda_backend.h"
-#include "backends/cuda/kernel_bench.h"
+#include "tools/kernel_bench.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/kernel_specs.h"
 #include "gguf/file.h"
@@ -472,19 +472,19 @@ TEST_F(EmulatedGpu, ASampledDecodeStepDownloadsOnlyTheToken) {
 // --kernel-path both, and the exact GEMMs), timed in a graph over copies of
 // the weights, reading each copy's bytes.
 TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
-  KernelBench bench;
+  tools::KernelBench bench;
   for (const auto& c : test::emulated_kernel_bench_cases()) {
     SCOPED_TRACE(cat(c.name, " ", type_name(c.type), " tokens ", c.tokens, " path ", static_cast<int>(c.path)));
-    const bool exact = c.path == KernelBenchPath::Exact;
-    const bool gemm = c.path == KernelBenchPath::Gemm || exact ||
-                      (c.path == KernelBenchPath::Auto && c.tokens >= kGemmMinTokens && c.type != TensorType::F16);
-    EXPECT_EQ(kernel_bench_on_tensor_cores(c), gemm);
-    const KernelSpec spec = kernel_bench_spec(c);
+    const bool exact = c.path == tools::KernelBenchPath::Exact;
+    const bool gemm = c.path == tools::KernelBenchPath::Gemm || exact ||
+                      (c.path == tools::KernelBenchPath::Auto && c.tokens >= kGemmMinTokens && c.type != TensorType::F16);
+    EXPECT_EQ(tools::kernel_bench_on_tensor_cores(c), gemm);
+    const KernelSpec spec = tools::kernel_bench_spec(c);
     EXPECT_EQ(spec.file.substr(0, 4), gemm ? "gemm" : "gemv");
     EXPECT_EQ(spec.key().find("GEMM_EXACT=1") != std::string::npos, exact) << spec.key();
     const uint64_t launches = fake_->launches;
     const auto r = bench.run(c, 1, 3);
-    const int matrices = c.kind == KernelBenchKind::GateUp ? 2 : 1;
+    const int matrices = c.kind == tools::KernelBenchKind::GateUp ? 2 : 1;
     EXPECT_EQ(r.weight_bytes, matrices * row_bytes(c.type, c.cols) * c.rows);
     EXPECT_DOUBLE_EQ(r.flops, 2.0 * matrices * c.rows * c.cols * c.tokens);
     // Small matrices: as many copies as allowed (the emulator has 64 MiB free).
@@ -530,9 +530,9 @@ TEST_F(EmulatedGpu, GpusWithoutRoomForTheGemmStagesAreRefusedWithOneLine) {
 
 // There is no tensor-core GEMM of float weights to force.
 TEST(CudaKernelBench, ForcingAGemmOfFloatWeightsIsAnError) {
-  KernelBenchCase c{"attn_q", KernelBenchKind::Gemv, TensorType::F16, 256, 256, 32, KernelBenchPath::Gemm};
+  tools::KernelBenchCase c{"attn_q", tools::KernelBenchKind::Gemv, TensorType::F16, 256, 256, 32, tools::KernelBenchPath::Gemm};
   try {
-    kernel_bench_on_tensor_cores(c);
+    tools::kernel_bench_on_tensor_cores(c);
     FAIL() << "forced a GEMM of f16 weights";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no tensor-core GEMM multiplies F16 weights"), std::string::npos) << e.what();

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "common/error.h"
-#include "tokenizer/jinja/template.h"
+#include "jinja/template.h"
 
 namespace rayo::jinja::testing {
 

@@ -9,12 +9,15 @@
 #include "gguf/file.h"
 #include "gguf/summary.h"
 #include "models/model_spec.h"
-#include "models/synth_model.h"
+#include "tools/synth_model.h"
 #include "quant/dequantize.h"
 #include "support/paths.h"
 
-namespace rayo::models {
+namespace rayo::tools {
 namespace {
+
+using models::ModelSpec;
+using models::RopeType;
 
 const SynthFileType kAllTypes[] = {
     SynthFileType::F32,    SynthFileType::F16,    SynthFileType::BF16,   SynthFileType::Q8_0,   SynthFileType::Q4_0,
@@ -283,4 +286,4 @@ TEST(Synth, CommandWritesAFileInspectReads) {
 }
 
 }  // namespace
-}  // namespace rayo::models
+}  // namespace rayo::tools

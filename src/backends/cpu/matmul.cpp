@@ -94,24 +94,10 @@ void check_shape(TensorType type, int64_t rows, int64_t cols) {
 }  // namespace
 
 bool matmul_supported(TensorType type) {
-  switch (type) {
-    case TensorType::F32:
-    case TensorType::F16:
-    case TensorType::BF16:
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::Q8_0:
-    case TensorType::Q2_K:
-    case TensorType::Q3_K:
-    case TensorType::Q4_K:
-    case TensorType::Q5_K:
-    case TensorType::Q6_K:
-    case TensorType::IQ4_NL:
-    case TensorType::IQ4_XS: return true;
-    default: return false;
-  }
+  // Every format rayo decodes but Q8_1 and Q8_K (llama.cpp's activation
+  // formats, never a model's weights) and MXFP4 (no CPU kernel yet).
+  const auto t = tensor_type_info(static_cast<uint32_t>(type));
+  return t && t->decodes && type != TensorType::Q8_1 && type != TensorType::Q8_K && type != TensorType::MXFP4;
 }
 
 MatmulWeight prepare_weight(TensorType type, const void* data, int64_t rows, int64_t cols) {
