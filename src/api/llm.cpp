@@ -28,9 +28,7 @@ runtime::SessionOptions session_options(const LlmOptions& o, const runtime::Mode
   if (o.device != "auto" && o.device != "cpu" && o.device != "cuda")
     fail("device must be auto, cpu or cuda, got ", quote_for_message(o.device));
   runtime::SessionOptions s;
-  // As `rayo run -c`: 0 is the training context, a larger n_ctx is cut to it.
-  const int64_t train = model.spec().n_ctx_train;
-  s.n_ctx = o.n_ctx == 0 ? train : std::min<int64_t>(o.n_ctx, train > 0 ? train : o.n_ctx);
+  s.n_ctx = runtime::requested_context(o.n_ctx, model.spec());  // as `rayo run -c`
   s.n_batch = o.n_batch;
   s.backend.device = o.device;
   s.backend.n_threads = o.n_threads;

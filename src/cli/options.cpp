@@ -58,8 +58,7 @@ runtime::SessionOptions session_options(const ModelOptions& o, const runtime::Mo
   if (o.batch <= 0) fail("-b must be a positive number of tokens, got ", o.batch);
   if (o.threads < 0) fail("-t must be a positive number of threads, got ", o.threads);
   runtime::SessionOptions s;
-  const int64_t train = model.spec().n_ctx_train;
-  s.n_ctx = o.ctx == 0 ? train : std::min<int64_t>(o.ctx, train > 0 ? train : o.ctx);
+  s.n_ctx = runtime::requested_context(o.ctx, model.spec());
   s.n_batch = o.batch;
   s.backend.n_threads = o.threads;
   s.backend.verbose = o.verbose;

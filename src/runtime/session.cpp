@@ -20,6 +20,11 @@ int64_t context_length(const SessionOptions& options, const models::ModelSpec& s
 
 }  // namespace
 
+int64_t requested_context(int64_t n_ctx, const models::ModelSpec& spec) {
+  const int64_t train = spec.n_ctx_train;
+  return n_ctx == 0 ? train : std::min<int64_t>(n_ctx, train > 0 ? train : n_ctx);
+}
+
 Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
     : model_(std::move(model)),
       options_(options),

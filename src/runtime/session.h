@@ -22,6 +22,10 @@ struct SessionOptions {
   BackendChoice backend;  // where it runs (--device, -t, --kv-type, --no-graph, --verbose)
 };
 
+// The context a caller's n_ctx asks for: 0 is the model's training context,
+// and a larger request is cut to it (as llama.cpp's -c is).
+int64_t requested_context(int64_t n_ctx, const models::ModelSpec& spec);
+
 class Session {
  public:
   Session(std::shared_ptr<const Model> model, const SessionOptions& options);

@@ -42,7 +42,9 @@ TEST(CudaRuntimeLoading, NvrtcReportsItsVersionWhenLoaded) {
   EXPECT_NE(n.library_path().find("nvrtc"), std::string::npos);
   // The one loaded is the one choose_nvrtc takes for this driver (0: none).
   const int driver = Driver::get().version();
-  if (driver > 0) EXPECT_LE(n.version() / 1000, driver / 1000) << "driver " << driver;
+  if (driver > 0) {
+    EXPECT_LE(n.version() / 1000, driver / 1000) << "driver " << driver;
+  }
 }
 
 const std::vector<NvrtcCandidate> kToolkitAndWheels = {
