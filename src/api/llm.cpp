@@ -16,6 +16,7 @@
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/chat_format.h"
 #include "tokenizer/chat_template.h"
 
 namespace rayo {
@@ -149,26 +150,18 @@ struct Llm::Impl {
     return c;
   }
 
-  // As `rayo chat` and the server: the file's template, else the default for
-  // its architecture, with its BOS / EOS text, ready for the assistant's turn.
-  std::string render_chat(const std::vector<ChatMessage>& messages) const {
+  // Rendered as `rayo chat` and the server render it (runtime/chat_format.h).
+  std::string render_chat(const std::vector<ChatMessage>& messages, const runtime::ChatFormat& format) const {
     if (messages.empty()) fail("a chat needs at least one message");
-    std::string source = tok().chat_template();
-    if (source.empty()) source = tokenizer::default_chat_template(model->spec().arch).source;
-    tokenizer::ChatTemplateOptions o;
-    if (tok().bos() >= 0) o.bos_token = tok().token_text(tok().bos());
-    if (tok().eos() >= 0) o.eos_token = tok().token_text(tok().eos());
-    o.add_generation_prompt = true;
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
-    return tokenizer::apply_chat_template(source, list, o);
+    return tokenizer::apply_chat_template(format.source, list, format.options);
   }
 
   std::vector<int32_t> chat_tokens(const std::vector<ChatMessage>& messages) const {
-    const std::string prompt = render_chat(messages);
-    const std::string bos = tok().bos() >= 0 ? tok().token_text(tok().bos()) : std::string();
-    // Templates usually write the BOS token themselves; add it only when they do not.
-    const bool add_special = bos.empty() || prompt.rfind(bos, 0) != 0;
+    const runtime::ChatFormat format = runtime::chat_format(*model);
+    const std::string prompt = render_chat(messages, format);
+    const bool add_special = format.needs_bos(prompt);
     return tok().encode(prompt, add_special, /*parse_special=*/true);
   }
 };
@@ -191,7 +184,7 @@ Completion Llm::create_chat_completion(const std::vector<ChatMessage>& messages,
 }
 
 std::string Llm::apply_chat_template(const std::vector<ChatMessage>& messages) const {
-  return impl_->render_chat(messages);
+  return impl_->render_chat(messages, runtime::chat_format(*impl_->model));
 }
 
 std::vector<int32_t> Llm::tokenize(std::string_view text, bool add_special, bool parse_special) const {

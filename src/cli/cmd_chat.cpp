@@ -11,6 +11,7 @@
 #include "cli/options.h"
 #include "common/error.h"
 #include "runtime/generation.h"
+#include "runtime/chat_format.h"
 #include "tokenizer/chat_template.h"
 
 namespace rayo::cli {
@@ -35,16 +36,9 @@ void run(const ChatOptions& o) {
   auto model = load_model(o.model);
   runtime::Session session(model, session_options(o.model, *model));
   const auto& tok = model->tokenizer();
-  std::string template_source(tok.chat_template());
-  if (template_source.empty()) {
-    auto fallback = tokenizer::default_chat_template(model->spec().arch);
-    std::fprintf(stderr, "the model has no chat template; using the %s format\n", fallback.name.c_str());
-    template_source = fallback.source;
-  }
-  tokenizer::ChatTemplateOptions topts;
-  if (tok.bos() >= 0) topts.bos_token = tok.token_text(tok.bos());
-  if (tok.eos() >= 0) topts.eos_token = tok.token_text(tok.eos());
-  topts.add_generation_prompt = true;
+  const runtime::ChatFormat format = runtime::chat_format(*model);
+  if (!format.fallback.empty())
+    std::fprintf(stderr, "the model has no chat template; using the %s format\n", format.fallback.c_str());
 
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
@@ -67,8 +61,8 @@ void run(const ChatOptions& o) {
     messages.push_back({{"role", "user"}, {"content", line}});
     std::vector<int32_t> tokens;
     try {
-      const std::string prompt = tokenizer::apply_chat_template(template_source, messages, topts);
-      const bool add_bos = tok.add_bos() && !(topts.bos_token.size() && prompt.rfind(topts.bos_token, 0) == 0);
+      const std::string prompt = tokenizer::apply_chat_template(format.source, messages, format.options);
+      const bool add_bos = tok.add_bos() && format.needs_bos(prompt);
       tokens = tok.encode(prompt, add_bos, true);
       if (static_cast<int64_t>(tokens.size()) >= session.n_ctx())
         fail("the conversation is ", tokens.size(), " tokens, more than the context of ", session.n_ctx(),

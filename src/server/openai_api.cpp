@@ -4,6 +4,7 @@
 #include <random>
 
 #include "common/strings.h"
+#include "runtime/chat_format.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -128,10 +129,6 @@ std::string content_text(const json& content, size_t index) {
   throw bad(cat("messages[", index, "].content"), "a message's content must be a string or a list of text parts");
 }
 
-std::string token_text_or_empty(const tokenizer::Tokenizer& tok, int32_t id) {
-  return id >= 0 && id < tok.n_vocab() ? tok.token_text(id) : std::string();
-}
-
 }  // namespace
 
 json ApiError::body() const {
@@ -142,16 +139,10 @@ json ApiError::body() const {
                 {"code", code.empty() ? json(nullptr) : json(code)}}}};
 }
 
-std::string render_chat(const runtime::Model& model, const json& messages) {
-  const auto& tok = model.tokenizer();
-  std::string source = tok.chat_template();
-  if (source.empty()) source = tokenizer::default_chat_template(model.spec().arch).source;
-  tokenizer::ChatTemplateOptions o;
-  o.bos_token = token_text_or_empty(tok, tok.bos());
-  o.eos_token = token_text_or_empty(tok, tok.eos());
-  o.add_generation_prompt = true;
+std::string render_chat(const runtime::ChatFormat& format, const json& messages) {
   try {
-    return tokenizer::apply_chat_template(source, nlohmann::ordered_json::parse(messages.dump()), o);
+    return tokenizer::apply_chat_template(format.source, nlohmann::ordered_json::parse(messages.dump()),
+                                          format.options);
   } catch (const Error& e) {
     throw ApiError(400, cat("the chat template failed: ", e.what()), "messages");
   }
@@ -177,12 +168,9 @@ ApiRequest parse_chat_request(const json& body, const runtime::Model& model) {
     if (out.request.logprobs < 0) throw bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
     out.request.logprobs = static_cast<int>(*n);
   }
-  out.prompt_text = render_chat(model, normalized);
-  const auto& tok = model.tokenizer();
-  const std::string bos_text = token_text_or_empty(tok, tok.bos());
-  // Templates usually write the BOS token themselves; add it only when they do not.
-  const bool add_special = bos_text.empty() || out.prompt_text.rfind(bos_text, 0) != 0;
-  out.request.prompt = tokenize(model, out.prompt_text, add_special);
+  const runtime::ChatFormat format = runtime::chat_format(model);
+  out.prompt_text = render_chat(format, normalized);
+  out.request.prompt = tokenize(model, out.prompt_text, format.needs_bos(out.prompt_text));
   return out;
 }
 
