@@ -12,11 +12,11 @@
 #include <type_traits>
 
 #include "common/error.h"
+#include "runtime/chat_format.h"
 #include "runtime/generation.h"
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "runtime/chat_format.h"
 #include "tokenizer/chat_template.h"
 
 namespace rayo {
