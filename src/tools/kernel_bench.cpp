@@ -1,7 +1,9 @@
 #include "tools/kernel_bench.h"
 
 #include <algorithm>
+#include <cstring>
 
+#include "backends/cuda/kernel_args.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/weight_layout.h"
 #include "common/error.h"
@@ -115,30 +117,37 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
   ctx_.upload(n_rows.ptr(), &tokens, sizeof tokens);
 
   const KernelSpec spec = kernel_bench_spec(c);
-  const std::string& entry = spec.entries.front();
-  const CUfunction fn = kernel_function(cache_.get(spec), spec, entry.c_str());
-  // The backend's grids (cuda_backend.cpp): GEMVs (row blocks, token tiles),
-  // GEMMs (token tiles, row tiles).
-  unsigned gx, gy, threads;
-  if (kernel_bench_on_tensor_cores(c)) {
-    const int64_t tile_rows = gate_up ? kGemmRows / 2 : kGemmRows;
-    gx = static_cast<unsigned>((c.tokens + kGemmTokens - 1) / kGemmTokens);
-    gy = static_cast<unsigned>((c.rows + tile_rows - 1) / tile_rows);
-    threads = static_cast<unsigned>(kGemmThreads);
-  } else {
-    gx = static_cast<unsigned>((c.rows + 31) / 32);
-    gy = static_cast<unsigned>((c.tokens + gemv_token_tile(c.tokens) - 1) / gemv_token_tile(c.tokens));
-    threads = 256;
-  }
+  const CUfunction fn = kernel_function(cache_.get(spec), spec, spec.entry.c_str());
+  const LaunchShape shape = spec.launch(c.tokens);
+  using kargs::Dev;
   std::vector<std::vector<uint64_t>> args;
+  auto add_args = [&](const auto& a) {
+    args.emplace_back(sizeof a / 8);
+    std::memcpy(args.back().data(), &a, sizeof a);
+  };
   for (int i = 0; i < r.copies; ++i) {
     const CUdeviceptr w = weights.ptr() + per_launch * i;
+    const kargs::TwinIn xt{.q = Dev{xq.ptr()}, .ds = Dev{xds.ptr()}, .ss = Dev{xss.ptr()}};
+    const kargs::TwinOut yt{.q = Dev{yq.ptr()}, .ds = Dev{yds.ptr()}, .ss = Dev{yss.ptr()}};
     if (gate_up)
-      args.push_back({w, w + matrix, x.ptr(), xq.ptr(), xds.ptr(), xss.ptr(), norm_w.ptr(), y.ptr(), yq.ptr(),
-                      yds.ptr(), yss.ptr(), n_rows.ptr()});
+      add_args(kargs::GateUpArgs{.gate = Dev{w},
+                                 .up = Dev{w + matrix},
+                                 .x = Dev{x.ptr()},
+                                 .xt = xt,
+                                 .norm_w = Dev{norm_w.ptr()},
+                                 .y = Dev{y.ptr()},
+                                 .yt = yt,
+                                 .n_rows = Dev{n_rows.ptr()}});
     else
-      args.push_back({w, x.ptr(), xq.ptr(), xds.ptr(), xss.ptr(), norm_w.ptr(), y.ptr(), res.ptr(), yq.ptr(),
-                      yds.ptr(), yss.ptr(), norm_w.ptr(), n_rows.ptr()});
+      add_args(kargs::MatmulArgs{.w = Dev{w},
+                                 .x = Dev{x.ptr()},
+                                 .xt = xt,
+                                 .norm_w = Dev{norm_w.ptr()},
+                                 .y = Dev{y.ptr()},
+                                 .epi = Dev{res.ptr()},
+                                 .yt = yt,
+                                 .y_norm_w = Dev{norm_w.ptr()},
+                                 .n_rows = Dev{n_rows.ptr()}});
   }
 
   // One graph: a launch per copy.
@@ -159,9 +168,8 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
   } release{a, graph, exec, start, stop};
   check(a.cuStreamBeginCapture(ctx_.stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin graph capture");
   for (auto& arg : args) {
-    std::vector<void*> params;
-    for (auto& v : arg) params.push_back(&v);
-    ctx_.launch(fn, gx, gy, 1, threads, params.data(), spec.dynamic_shared);
+    void* param = arg.data();
+    ctx_.launch(fn, shape.grid[0], shape.grid[1], shape.grid[2], shape.block, &param, shape.shared);
   }
   check(a.cuStreamEndCapture(ctx_.stream(), &graph), "end graph capture");
   check(a.cuGraphInstantiate(&exec, graph, 0), "instantiate the benchmark graph");

@@ -26,6 +26,23 @@ namespace rayo::cuda {
 namespace {
 
 using Gpu = test::NativeGpu;
+using kargs::Dev;
+
+// The matmul kernels' argument: weights, x and its twin, the norm weight, y,
+// the residual (null: none); no twin of y.
+kargs::MatmulArgs matmul_args(const DeviceBuffer& w, const DeviceBuffer& x, const DeviceBuffer& q,
+                              const DeviceBuffer& ds, CUdeviceptr ss, CUdeviceptr norm_w, const DeviceBuffer& y,
+                              CUdeviceptr res, const DeviceBuffer& n) {
+  return kargs::MatmulArgs{.w = Dev{w.ptr()},
+                           .x = Dev{x.ptr()},
+                           .xt = {.q = Dev{q.ptr()}, .ds = Dev{ds.ptr()}, .ss = Dev{ss}},
+                           .norm_w = Dev{norm_w},
+                           .y = Dev{y.ptr()},
+                           .epi = Dev{res},
+                           .yt = {},
+                           .y_norm_w = nullptr,
+                           .n_rows = Dev{n.ptr()}};
+}
 
 // Every format at llama3-8b's width: quantized weights (in their GPU layout)
 // times the q8 twin of x (the exact product of the dequantized twin, as the
@@ -47,8 +64,7 @@ TEST(CudaKernelsNative, GemvEveryFormatAtLlamaWidth) {
     const std::vector<float> no_norm;
     auto dw = gpu.put(quantized ? test::gpu_matrix(t, w, M, K) : w), dx = gpu.put(x), dq = gpu.put(twin.q),
          dds = gpu.put(twin.ds), dy = gpu.put(std::vector<float>(M)), dn = gpu.put(std::vector<int>{1});
-    gpu.run(gemv_spec(t, K, M, 1, -1.0f, 0), "gemv", (M + 31) / 32, 1, 1, 256,
-            {dw.ptr(), dx.ptr(), dq.ptr(), dds.ptr(), 0, 0, dy.ptr(), 0, 0, 0, 0, 0, dn.ptr()});
+    gpu.run(gemv_spec(t, K, M, 1, -1.0f, 0), 1, matmul_args(dw, dx, dq, dds, 0, 0, dy, 0, dn));
     const auto y = gpu.get<float>(dy, M);
     const auto xs = test::matmul_input(x, no_norm, twin, 0, K, quantized, false, 0.0f);
     for (int64_t r = 0; r < M; ++r) {
@@ -82,9 +98,7 @@ TEST(CudaKernelsNative, GemmEveryQuantizedFormatAtLlamaWidth) {
     const std::vector<float> no_norm;
     auto dw = gpu.put(test::gpu_matrix(t, w, M, K)), dx = gpu.put(x), dq = gpu.put(twin.q), dds = gpu.put(twin.ds),
          dy = gpu.put(std::vector<float>(T * M)), dn = gpu.put(std::vector<int>{static_cast<int>(T)});
-    gpu.run(tensor_core_variant(gemv_spec(t, K, M, 4, -1.0f, 0)), "gemm", (T + kGemmTokens - 1) / kGemmTokens,
-            (M + kGemmRows - 1) / kGemmRows, 1, kGemmThreads,
-            {dw.ptr(), dx.ptr(), dq.ptr(), dds.ptr(), 0, 0, dy.ptr(), 0, 0, 0, 0, 0, dn.ptr()});
+    gpu.run(tensor_core_variant(gemv_spec(t, K, M, 4, -1.0f, 0)), T, matmul_args(dw, dx, dq, dds, 0, 0, dy, 0, dn));
     const auto y = gpu.get<float>(dy, T * M);
     for (int64_t tok = 0; tok < T; ++tok) {
       const auto xs = test::matmul_input(x, no_norm, twin, tok, K, true, false, 0.0f);
@@ -122,13 +136,8 @@ TEST(CudaKernelsNative, GemmOnHugeResidualsThroughAFusedNormGivesWhatTheGemvGive
     const KernelSpec gemv = gemv_spec(t, K, M, 4, 1e-5f, 1);
     auto run = [&](bool gemm) {
       auto dy = gpu.put(std::vector<float>(T * M));
-      const std::vector<uint64_t> args = {dw.ptr(), dx.ptr(), dq.ptr(), dds.ptr(), dss.ptr(), dnw.ptr(), dy.ptr(),
-                                          dres.ptr(), 0, 0, 0, 0, dn.ptr()};
-      if (gemm)
-        gpu.run(tensor_core_variant(gemv), "gemm", (T + kGemmTokens - 1) / kGemmTokens, (M + kGemmRows - 1) / kGemmRows,
-                1, kGemmThreads, args);
-      else
-        gpu.run(gemv, "gemv", (M + 31) / 32, (T + 3) / 4, 1, 256, args);
+      const auto args = matmul_args(dw, dx, dq, dds, dss.ptr(), dnw.ptr(), dy, dres.ptr(), dn);
+      gpu.run(gemm ? tensor_core_variant(gemv) : gemv, T, args);
       return gpu.get<float>(dy, T * M);
     };
     const auto by_gemv = run(false), by_gemm = run(true);
@@ -168,13 +177,8 @@ TEST(CudaKernelsNative, ExactGemmAndEveryTokenTileGiveTheSameBits) {
     auto run = [&](int tt, bool exact) {
       auto dy = gpu.put(std::vector<float>(T * M));
       const KernelSpec gemv = gemv_spec(t, K, M, tt, 1e-5f, 1);
-      const std::vector<uint64_t> args = {dw.ptr(), dx.ptr(), dq.ptr(), dds.ptr(), dss.ptr(), dnw.ptr(), dy.ptr(),
-                                          dres.ptr(), 0, 0, 0, 0, dn.ptr()};
-      if (exact)
-        gpu.run(tensor_core_variant(gemv, true), "gemm", (T + kGemmTokens - 1) / kGemmTokens,
-                (M + kGemmRows - 1) / kGemmRows, 1, kGemmThreads, args);
-      else
-        gpu.run(gemv, "gemv", (M + 31) / 32, (T + tt - 1) / tt, 1, 256, args);
+      const auto args = matmul_args(dw, dx, dq, dds, dss.ptr(), dnw.ptr(), dy, dres.ptr(), dn);
+      gpu.run(exact ? tensor_core_variant(gemv, true) : gemv, T, args);
       return gpu.get<float>(dy, T * M);
     };
     const auto one = run(1, false), four = run(4, false), exact = run(4, true);
@@ -283,9 +287,17 @@ TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
     auto ds = gpu.put(seqs), dt = gpu.put(table), dmb = gpu.put(std::vector<int>{static_cast<int>(blocks)});
     auto part = gpu.put(std::vector<float>(rows * c.nh * splits * (c.hd + 2))), out = gpu.put(std::vector<float>(rows * qw));
     auto counters = gpu.put(std::vector<int>(rows * c.nkv, 0));
-    gpu.run(spec, "attention", c.nkv, splits, rows, 128,
-            {dq.ptr(), dk.ptr(), dv.ptr(), part.ptr(), counters.ptr(), out.ptr(), 0, 0, dp.ptr(), ds.ptr(), dt.ptr(),
-             dmb.ptr(), dn.ptr()});
+    gpu.run(spec, rows,
+            kargs::AttentionArgs{.q = Dev{dq.ptr()},
+                                 .k_cache = Dev{dk.ptr()},
+                                 .v_cache = Dev{dv.ptr()},
+                                 .partial = Dev{part.ptr()},
+                                 .counters = Dev{counters.ptr()},
+                                 .out = Dev{out.ptr()},
+                                 .out_q = nullptr,
+                                 .out_ds = nullptr,
+                                 .kv = {Dev{dp.ptr()}, Dev{ds.ptr()}, Dev{dt.ptr()}, Dev{dmb.ptr()}},
+                                 .n_rows = Dev{dn.ptr()}});
     EXPECT_EQ(gpu.get<int>(counters, rows * c.nkv), std::vector<int>(rows * c.nkv, 0)) << "counters left set";
     const auto y = gpu.get<float>(out, rows * qw);
     std::vector<float> scores(ctx), ref(c.hd);
@@ -337,8 +349,17 @@ TEST(CudaKernelsNative, PrefillAttentionOnTensorCoresAtModelShapes) {
     auto dq = gpu.put(q), dk = gpu.put(kh), dv = gpu.put(vh), dp = gpu.put(positions), dn = gpu.put(std::vector<int>{rows});
     auto ds = gpu.put(seqs), dt = gpu.put(table), dmb = gpu.put(std::vector<int>{static_cast<int>(blocks)});
     auto out = gpu.put(std::vector<float>(rows * qw, NAN));
-    gpu.run(spec, "attention_prefill", c.nkv, (rows + kFlashTokens - 1) / kFlashTokens, 1, 32 * group,
-            {dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), 0, 0, dp.ptr(), ds.ptr(), dt.ptr(), dmb.ptr(), dn.ptr()});
+    gpu.run(spec, rows,
+            kargs::AttentionArgs{.q = Dev{dq.ptr()},
+                                 .k_cache = Dev{dk.ptr()},
+                                 .v_cache = Dev{dv.ptr()},
+                                 .partial = nullptr,
+                                 .counters = nullptr,
+                                 .out = Dev{out.ptr()},
+                                 .out_q = nullptr,
+                                 .out_ds = nullptr,
+                                 .kv = {Dev{dp.ptr()}, Dev{ds.ptr()}, Dev{dt.ptr()}, Dev{dmb.ptr()}},
+                                 .n_rows = Dev{dn.ptr()}});
     const auto y = gpu.get<float>(out, rows * qw);
     std::vector<float> scores(ctx), ref(c.hd);
     std::vector<int64_t> cache_rows(ctx);

@@ -38,8 +38,14 @@ std::vector<int> sample_on_gpu(Gpu& gpu, const std::vector<test::SamplingCase>& 
   auto logits = gpu.put(in.logits), scratch = gpu.put(std::vector<float>(in.logits.size()));
   auto records = gpu.put(in.rows.records), pairs = gpu.put(in.rows.pairs);
   auto ids = gpu.put(std::vector<int>(cases.size(), -7)), n = gpu.put(std::vector<int>{n_rows});
-  gpu.run(sample_kernel_spec(kVocab), "sample", static_cast<unsigned>(cases.size()), 1, 1, kSampleThreads,
-          {logits.ptr(), scratch.ptr(), records.ptr(), pairs.ptr(), ids.ptr(), n.ptr()});
+  using kargs::Dev;
+  gpu.run(sample_kernel_spec(kVocab), static_cast<int64_t>(cases.size()),
+          kargs::SampleArgs{.logits = Dev{logits.ptr()},
+                            .scratch = Dev{scratch.ptr()},
+                            .records = Dev{records.ptr()},
+                            .pairs = Dev{pairs.ptr()},
+                            .ids = Dev{ids.ptr()},
+                            .n_rows = Dev{n.ptr()}});
   return gpu.get<int>(ids, cases.size());
 }
 

@@ -32,12 +32,14 @@ namespace sample_50257 {
 
 #include <set>
 
+#include "backends/cuda/device_sampling.h"
 #include "support/sampling_cases.h"
+#include "support/simt/spec_launch.h"
 
 namespace rayo::cuda {
 namespace {
 
-using SampleKernel = void (*)(const float*, float*, const int*, const int*, int*, const int*);
+using SampleKernel = void (*)(SampleArgs);
 
 // Samples the cases in launches of `batch` rows; returns how many agree with
 // the CPU and counts the kernel's rows and distinct tokens.
@@ -51,9 +53,11 @@ int agreeing_rows(SampleKernel kernel, unsigned threads, const std::vector<test:
     std::vector<float> scratch(in.logits.size());
     std::vector<int> ids(part.size(), -7);
     const int n_rows = static_cast<int>(part.size());
-    simt::launch(simt::dim3(static_cast<unsigned>(part.size())), simt::dim3(threads), [&] {
-      kernel(in.logits.data(), scratch.data(), in.rows.records.data(), in.rows.pairs.data(), ids.data(), &n_rows);
-    });
+    KernelSpec spec = sample_kernel_spec(n_vocab);
+    spec.block = threads;  // the variant's SAMPLE_THREADS
+    test::launch(spec, n_rows, kernel,
+                 SampleArgs{in.logits.data(), scratch.data(), in.rows.records.data(), in.rows.pairs.data(), ids.data(),
+                            &n_rows});
     for (size_t i = 0; i < part.size(); ++i) {
       const int expected = test::cpu_sample(part[i]);
       EXPECT_EQ(ids[i], expected) << "row " << first + i << " u " << part[i].u;

@@ -101,7 +101,7 @@ std::string render_emulated_variants(const std::vector<cuda::KernelSpec>& specs)
   }
   out += "#define EMULATED_KERNELS";
   for (size_t i = 0; i < specs.size(); ++i)
-    for (const auto& entry : specs[i].entries)
+    for (const auto& entry : cuda::kernel_entries(specs[i].file))
       out += " \\\n  {\"" + specs[i].key() + "\", \"" + entry + "\", make_invoker(&variant_" + std::to_string(i) +
              "::" + entry + ")},";
   out += "\n";

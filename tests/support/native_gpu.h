@@ -7,7 +7,9 @@
 
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/driver_api.h"
+#include "backends/cuda/kernel_args.h"
 #include "backends/cuda/kernel_cache.h"
+#include "backends/cuda/kernel_specs.h"
 #include "backends/cuda/module_set.h"
 
 namespace rayo::test {
@@ -30,14 +32,14 @@ struct NativeGpu {
     ctx.synchronize();
     return v;
   }
-  // Launches `entry` of the variant with the kernel arguments `args` (device
-  // pointers and integers, 8 bytes each) and waits for it.
-  void run(const cuda::KernelSpec& spec, const char* entry, unsigned gx, unsigned gy, unsigned gz, unsigned block,
-           std::vector<uint64_t> args) {
-    const cuda::CUfunction f = cuda::kernel_function(cache.get(spec), spec, entry);
-    std::vector<void*> params;
-    for (auto& a : args) params.push_back(&a);
-    ctx.launch(f, gx, gy, gz, block, params.data(), spec.dynamic_shared);
+  // Launches the variant's kernel as the backend does (its spec's launch for
+  // a step of `token_rows` rows, its argument struct) and waits for it.
+  template <typename Args>
+  void run(const cuda::KernelSpec& spec, int64_t token_rows, Args args) {
+    const cuda::CUfunction f = cuda::kernel_function(cache.get(spec), spec, spec.entry.c_str());
+    const cuda::LaunchShape l = spec.launch(token_rows);
+    void* param = &args;
+    ctx.launch(f, l.grid[0], l.grid[1], l.grid[2], l.block, &param, l.shared);
     ctx.synchronize();
   }
 };

@@ -27,33 +27,25 @@
 
 namespace rayo::cuda::emulated {
 
+// A kernel of the emulator and the size of its argument struct (kernel_args.cuh),
+// which a launch copies from its one parameter pointer, as the driver does.
 struct Invoker {
-  int n_args = 0;
+  size_t arg_words = 0;  // 8-byte fields
   void (*run)(const void* fn, const uint64_t* args, simt::dim3 grid, simt::dim3 block, size_t shared) = nullptr;
   const void* fn = nullptr;
 };
 
-template <typename T>
-T from_u64(uint64_t v) {
-  if constexpr (std::is_pointer_v<T>)
-    return reinterpret_cast<T>(static_cast<uintptr_t>(v));
-  else
-    return static_cast<T>(v);
-}
-
-template <typename... A, size_t... I>
-void call_with(void (*f)(A...), const uint64_t* a, std::index_sequence<I...>) {
-  f(from_u64<A>(a[I])...);
-}
-
-template <typename... A>
-Invoker make_invoker(void (*f)(A...)) {
+template <typename Args>
+Invoker make_invoker(void (*f)(Args)) {
+  static_assert(sizeof(Args) % 8 == 0, "kernel argument structs are whole 8-byte fields");
   Invoker inv;
-  inv.n_args = sizeof...(A);
+  inv.arg_words = sizeof(Args) / 8;
   inv.fn = reinterpret_cast<const void*>(f);
   inv.run = [](const void* fn, const uint64_t* args, simt::dim3 grid, simt::dim3 block, size_t shared) {
-    auto kernel = reinterpret_cast<void (*)(A...)>(const_cast<void*>(fn));
-    simt::launch(grid, block, [&] { call_with(kernel, args, std::index_sequence_for<A...>{}); }, shared);
+    auto kernel = reinterpret_cast<void (*)(Args)>(const_cast<void*>(fn));
+    Args a;
+    std::memcpy(&a, args, sizeof a);
+    simt::launch(grid, block, [&] { kernel(a); }, shared);
   };
   return inv;
 }
@@ -186,7 +178,8 @@ DriverApi fake_api() {
     }
     const auto* inv = reinterpret_cast<const Invoker*>(f);
     Launch l{inv, {}, simt::dim3(gx, gy, gz), simt::dim3(bx, by, bz), shared};
-    for (int i = 0; i < inv->n_args; ++i) l.args.push_back(*static_cast<const uint64_t*>(params[i]));
+    const auto* words = static_cast<const uint64_t*>(params[0]);
+    l.args.assign(words, words + inv->arg_words);
     if (g_fake->capturing)
       g_fake->captured.push_back(std::move(l));
     else

@@ -21,6 +21,7 @@
 #include "support/simt/kernel_test_util.h"
 #include "support/simt/q8_reference.h"
 #include "support/simt/qkv_check.h"
+#include "support/simt/spec_launch.h"
 
 namespace rayo::cuda {
 namespace {
@@ -51,8 +52,9 @@ void expect_same(const MatmulOut& gemv, const MatmulOut& gemm) {
   expect_same_bits(gemv.yss, gemm.yss, "twin ss");
 }
 
-using MatmulKernel = void (*)(const u8*, const float*, const i8*, const float2*, const float*, const float*, float*,
-                              const float*, i8*, float2*, float*, const float*, const int*);
+using MatmulKernel = void (*)(MatmulArgs);
+
+TwinOut twin_out(MatmulOut& out) { return {out.yq.data(), reinterpret_cast<float2*>(out.yds.data()), out.yss.data()}; }
 
 // y = W x (+ norm, epilogue, twin) for `tokens` rows: GEMV (token tiles of 4)
 // and exact GEMM, both with the variant's macros; inputs in [-x_scale, x_scale].
@@ -64,18 +66,18 @@ void check_matmul(TensorType type, int64_t k, int64_t m, int64_t tokens, MatmulK
   const auto twin = test::q8_twin(x.data(), tokens, k, nw.data());
   const auto epi = test::random_floats(tokens * m, seed + 3), y_norm_w = test::random_floats(m, seed + 4);
   const int n = static_cast<int>(tokens);
-  auto run = [&](MatmulKernel kernel, simt::dim3 grid, simt::dim3 block) {
+  // The variants' macros (cuda_emulated_gemm_exact_variants.inc): norm, residual, twin of y * its norm.
+  const KernelSpec spec = gemv_spec(type, k, m, 4, 1e-5f, 1, Emit{true, true, true});
+  auto run = [&](const KernelSpec& s, MatmulKernel kernel) {
     MatmulOut out(tokens, m);
-    simt::launch(grid, block, [&] {
-      kernel(w.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(),
-             nw.data(), out.y.data(), epi.data(), out.yq.data(), reinterpret_cast<float2*>(out.yds.data()),
-             out.yss.data(), y_norm_w.data(), &n);
-    }, kGemmSharedBytes);  // the GEMV needs none
+    test::launch(s, tokens, kernel,
+                 MatmulArgs{w.data(), x.data(),
+                            {twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data()},
+                            nw.data(), out.y.data(), epi.data(), twin_out(out), y_norm_w.data(), &n});
     return out;
   };
-  const MatmulOut by_gemv = run(gemv, simt::dim3((m + 31) / 32, (tokens + 3) / 4), simt::dim3(256));
-  const MatmulOut by_gemm = run(
-      gemm, simt::dim3((tokens + GEMM_TOKENS - 1) / GEMM_TOKENS, (m + GEMM_ROWS - 1) / GEMM_ROWS), simt::dim3(GEMM_THREADS));
+  const MatmulOut by_gemv = run(spec, gemv);
+  const MatmulOut by_gemm = run(tensor_core_variant(spec, true), gemm);
   for (float v : by_gemv.y) ASSERT_TRUE(std::isfinite(v));
   expect_same(by_gemv, by_gemm);
 }
@@ -115,8 +117,7 @@ TEST(CudaEmulatedGemmExact, HugeResidualsThroughAFusedNormGiveTheGemvsBits) {
   check_matmul(TensorType::Q6_K, 512, 96, 37, gemv_q6_k::gemv, exact_q6_k::gemm, 18, 4e6f);
 }
 
-using SwigluKernel = void (*)(const u8*, const u8*, const float*, const i8*, const float2*, const float*, const float*,
-                              float*, i8*, float2*, float*, const int*);
+using SwigluKernel = void (*)(GateUpArgs);
 
 // Gate and up of two formats of one unit shape (rows 0..31 and 32..63 of a
 // tile of different formats), with the Q2_K's activation sums in the second.
@@ -128,18 +129,17 @@ void check_swiglu(TensorType gate, TensorType up, SwigluKernel gemv, SwigluKerne
   const auto x = test::random_floats(tokens * k, seed + 2), nw = test::random_floats(k, seed + 3);
   const auto twin = test::q8_twin(x.data(), tokens, k, nw.data());
   const int n = static_cast<int>(tokens);
-  auto run = [&](SwigluKernel kernel, simt::dim3 grid, simt::dim3 block) {
+  const KernelSpec spec = gemv_swiglu_spec(gate, up, k, m, 4, 1e-5f, Emit{true, false, true});
+  auto run = [&](const KernelSpec& s, SwigluKernel kernel) {
     MatmulOut out(tokens, m);
-    simt::launch(grid, block, [&] {
-      kernel(wg.data(), wu.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()),
-             twin.ss.data(), nw.data(), out.y.data(), out.yq.data(), reinterpret_cast<float2*>(out.yds.data()),
-             out.yss.data(), &n);
-    }, kGemmSharedBytes);
+    test::launch(s, tokens, kernel,
+                 GateUpArgs{wg.data(), wu.data(), x.data(),
+                            {twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data()},
+                            nw.data(), out.y.data(), twin_out(out), &n});
     return out;
   };
-  const MatmulOut by_gemv = run(gemv, simt::dim3(m / 32, (tokens + 3) / 4), simt::dim3(256));
-  const MatmulOut by_gemm =
-      run(gemm, simt::dim3((tokens + GEMM_TOKENS - 1) / GEMM_TOKENS, m / (GEMM_ROWS / 2)), simt::dim3(GEMM_THREADS));
+  const MatmulOut by_gemv = run(spec, gemv);
+  const MatmulOut by_gemm = run(tensor_core_variant(spec, true), gemm);
   expect_same(by_gemv, by_gemm);
 }
 
@@ -171,26 +171,22 @@ TEST(CudaEmulatedGemmExact, QkvRopeStoreGivesTheGemvsBits) {
   for (int t = 0; t < 40; ++t) tokens.positions[t] = t;
   int checked = 0;
   auto run = [&](const test::QkvBuffers& b) {
-    auto launch = [&](auto kernel, simt::dim3 grid, simt::dim3 block) {
-      simt::launch(grid, block, [&] {
-        kernel(b.wq, b.wk, b.wv, b.bq, b.bk, b.bv, b.x, b.xq, reinterpret_cast<const float2*>(b.xds), b.xss, b.norm_w,
-               b.freq_factors, b.q, b.k_cache, b.v_cache, b.positions, b.seqs, b.table, b.blocks_per_seq, b.n_rows);
-      }, kGemmSharedBytes);
-    };
+    const KernelSpec spec = qkv_rope_store_spec(b.shape, 4);
     const size_t qn = static_cast<size_t>(b.rows) * c.n_head * c.head_dim;
     const size_t cache_n = static_cast<size_t>(16 * 4) * c.n_head_kv * c.head_dim;
-    launch(gemv_qkv::qkv_rope_store, simt::dim3((b.pairs + 15) / 16, (b.rows + 3) / 4), simt::dim3(256));
-    const std::vector<float> q(b.q, b.q + qn);
-    const std::vector<uint16_t> k(b.k_cache, b.k_cache + cache_n), v(b.v_cache, b.v_cache + cache_n);
-    std::fill(b.q, b.q + qn, 0.0f);
-    std::fill(b.k_cache, b.k_cache + cache_n, uint16_t{0});
-    std::fill(b.v_cache, b.v_cache + cache_n, uint16_t{0});
-    launch(exact_qkv::gemm_qkv_rope_store,
-           simt::dim3((b.rows + GEMM_TOKENS - 1) / GEMM_TOKENS, (b.pairs + GEMM_ROWS / 2 - 1) / (GEMM_ROWS / 2)),
-           simt::dim3(GEMM_THREADS));
-    expect_same_bits(q, std::vector<float>(b.q, b.q + qn), "q");
-    expect_same_bits(k, std::vector<uint16_t>(b.k_cache, b.k_cache + cache_n), "k cache");
-    expect_same_bits(v, std::vector<uint16_t>(b.v_cache, b.v_cache + cache_n), "v cache");
+    float* const qo = b.args.q_out;
+    u16* const kc = b.args.k_cache;
+    u16* const vc = b.args.v_cache;
+    test::launch(spec, b.rows, gemv_qkv::qkv_rope_store, b.args);
+    const std::vector<float> q(qo, qo + qn);
+    const std::vector<uint16_t> k(kc, kc + cache_n), v(vc, vc + cache_n);
+    std::fill(qo, qo + qn, 0.0f);
+    std::fill(kc, kc + cache_n, uint16_t{0});
+    std::fill(vc, vc + cache_n, uint16_t{0});
+    test::launch(tensor_core_variant(spec, true), b.rows, exact_qkv::gemm_qkv_rope_store, b.args);
+    expect_same_bits(q, std::vector<float>(qo, qo + qn), "q");
+    expect_same_bits(k, std::vector<uint16_t>(kc, kc + cache_n), "k cache");
+    expect_same_bits(v, std::vector<uint16_t>(vc, vc + cache_n), "v cache");
     ++checked;
   };
   // The GEMV's bound: K/32 units per lane, 5 shuffle levels and the epilogue.

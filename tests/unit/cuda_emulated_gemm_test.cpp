@@ -21,6 +21,7 @@
 #include "support/simt/kernel_test_util.h"
 #include "support/simt/q8_reference.h"
 #include "support/simt/qkv_check.h"
+#include "support/simt/spec_launch.h"
 
 namespace rayo::cuda {
 namespace {
@@ -33,8 +34,7 @@ double gemm_tolerance(int64_t k, double abs_sum) {
   return (2.0 / 2048 + (static_cast<double>(k) / 16 + 16) * kF32Eps) * abs_sum + 1e-30;
 }
 
-using GemmKernel = void (*)(const u8*, const float*, const i8*, const float2*, const float*, const float*, float*,
-                            const float*, i8*, float2*, float*, const float*, const int*);
+using GemmKernel = void (*)(MatmulArgs);
 
 struct GemmCase {
   TensorType type;
@@ -63,21 +63,19 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel 
   std::vector<test::TwinDs> yds(T * M / 32 + 1);
   std::vector<float> yss(T * ((M + 31) / 32));
   const int n = static_cast<int>(T);
-  const unsigned token_tiles = (T + GEMM_TOKENS - 1) / GEMM_TOKENS, row_tiles = (M + GEMM_ROWS - 1) / GEMM_ROWS;
-  simt::launch(simt::dim3(token_tiles + 1, row_tiles), simt::dim3(GEMM_THREADS), [&] {
-    kernel(wg.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(),
-           nw.data(), y.data(), epi.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(),
-           y_norm_w.data(), &n);
-  }, kGemmSharedBytes);
+  const TwinIn xt{twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data()};
+  const KernelSpec spec = gemv_spec(c.type, K, M, 4, c.norm ? c.eps : -1.0f, c.epi, Emit{c.emit, c.emit, c.emit});
+  // Launched for a graph of a token tile more than the step: those blocks must return.
+  test::launch(tensor_core_variant(spec), T + kGemmTokens, kernel,
+               MatmulArgs{wg.data(), x.data(), xt, nw.data(), y.data(), epi.data(),
+                          {yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data()}, y_norm_w.data(), &n});
   if (gemv) {
     std::vector<int8_t> gq(T * M);
     std::vector<test::TwinDs> gds(T * M / 32 + 1);
     std::vector<float> gss(T * ((M + 31) / 32));
-    simt::launch(simt::dim3((M + 31) / 32, (T + 3) / 4), simt::dim3(256), [&] {
-      gemv(wg.data(), x.data(), twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(),
-           nw.data(), y_gemv.data(), epi.data(), gq.data(), reinterpret_cast<float2*>(gds.data()), gss.data(),
-           y_norm_w.data(), &n);
-    });
+    test::launch(spec, T, gemv,
+                 MatmulArgs{wg.data(), x.data(), xt, nw.data(), y_gemv.data(), epi.data(),
+                            {gq.data(), reinterpret_cast<float2*>(gds.data()), gss.data()}, y_norm_w.data(), &n});
   }
   for (int64_t t = 0; t < T; ++t) {
     const auto xs = test::matmul_input(x, nw, twin, t, K, true, c.norm, c.eps);
@@ -147,11 +145,12 @@ void check_swiglu(float x_scale) {
   std::vector<test::TwinDs> yds(T * M / 32);
   std::vector<float> yss(T * M / 32);
   const int n = static_cast<int>(T);
-  simt::launch(simt::dim3((T + GEMM_TOKENS - 1) / GEMM_TOKENS, M / (GEMM_ROWS / 2)), simt::dim3(GEMM_THREADS), [&] {
-    gemm_swiglu_q4_k_q6_k::gemm_swiglu(gg.data(), ug.data(), x.data(), twin.q.data(),
-                                       reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data(), nw.data(),
-                                       y.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), &n);
-  }, kGemmSharedBytes);
+  const KernelSpec spec =
+      gemv_swiglu_spec(TensorType::Q4_K, TensorType::Q6_K, K, M, 4, 1e-5f, Emit{true, false, false});
+  test::launch(tensor_core_variant(spec), T, gemm_swiglu_q4_k_q6_k::gemm_swiglu,
+               GateUpArgs{gg.data(), ug.data(), x.data(),
+                          {twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data()}, nw.data(),
+                          y.data(), {yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data()}, &n});
   for (int64_t t = 0; t < T; ++t) {
     const auto xs = test::matmul_input(x, nw, twin, t, K, true, true, 1e-5f);
     for (int64_t r = 0; r < M; ++r) {
@@ -175,19 +174,13 @@ TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) { check_swiglu(1.0f); }
 // The fused attention input, checked as on CUDA cores (qkv_check.h) with the
 // GEMM's tolerance: 40 tokens, positions 0..39 of one sequence in 4 blocks of
 // 16 (scrambled); tiles of 32 tokens x 32 pairs.
-using QkvKernel = void (*)(const u8*, const u8*, const u8*, const float*, const float*, const float*, const float*,
-                           const i8*, const float2*, const float*, const float*, const float*, float*, u16*, u16*,
-                           const int*, const int*, const int*, const int*, const int*);
+using QkvKernel = void (*)(QkvArgs);
 
 void check_qkv(const test::QkvCase& c, QkvKernel kernel, uint32_t seed) {
   test::QkvTokens tokens{std::vector<int>(40), std::vector<int>(40, 0), {2, 0, 3, 1}, 4};
   for (int t = 0; t < 40; ++t) tokens.positions[t] = t;
   auto run = [&](const test::QkvBuffers& b) {
-    simt::launch(simt::dim3((b.rows + GEMM_TOKENS - 1) / GEMM_TOKENS, (b.pairs + GEMM_ROWS / 2 - 1) / (GEMM_ROWS / 2)),
-                 simt::dim3(GEMM_THREADS), [&] {
-      kernel(b.wq, b.wk, b.wv, b.bq, b.bk, b.bv, b.x, b.xq, reinterpret_cast<const float2*>(b.xds), b.xss, b.norm_w,
-             b.freq_factors, b.q, b.k_cache, b.v_cache, b.positions, b.seqs, b.table, b.blocks_per_seq, b.n_rows);
-    }, kGemmSharedBytes);
+    test::launch(tensor_core_variant(qkv_rope_store_spec(b.shape, 4)), b.rows, kernel, b.args);
   };
   test::check_qkv(c, tokens, seed, run, gemm_tolerance);
 }

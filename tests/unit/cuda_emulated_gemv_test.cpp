@@ -20,6 +20,7 @@
 #include "quant/blocks.h"
 #include "support/simt/kernel_test_util.h"
 #include "support/simt/q8_reference.h"
+#include "support/simt/spec_launch.h"
 
 namespace rayo::cuda {
 namespace {
@@ -37,8 +38,15 @@ double gemv_tolerance(int64_t k, double abs_sum) {
   return path * kF32Eps * abs_sum + 1e-30;
 }
 
-using GemvKernel = void (*)(const u8*, const float*, const i8*, const float2*, const float*, const float*, float*,
-                            const float*, i8*, float2*, float*, const float*, const int*);
+using GemvKernel = void (*)(MatmulArgs);
+
+// The input twin and output twin of the tests' buffers as kernel arguments.
+TwinIn twin_in(const test::Q8Twin& t) {
+  return {t.q.data(), reinterpret_cast<const float2*>(t.ds.data()), t.ss.data()};
+}
+TwinOut twin_out(std::vector<int8_t>& q, std::vector<test::TwinDs>& ds, std::vector<float>& ss) {
+  return {q.data(), reinterpret_cast<float2*>(ds.data()), ss.data()};
+}
 
 struct GemvCase {
   TensorType type;
@@ -105,10 +113,11 @@ void check_gemv(const GemvCase& c, GemvKernel kernel, uint32_t seed) {
   std::vector<test::TwinDs> yds(T * M / 32 + 1, test::TwinDs{0, 0});
   std::vector<float> yss(T * ((M + 31) / 32), 0.0f);
   const int n = static_cast<int>(T);
-  simt::launch(simt::dim3((M + 31) / 32, (T + c.tt - 1) / c.tt), simt::dim3(256), [&] {
-    kernel(wg.data(), in.x.data(), in.twin.q.data(), reinterpret_cast<const float2*>(in.twin.ds.data()), in.twin.ss.data(), in.norm_w.data(), y.data(),
-           epi.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), y_norm_w.data(), &n);
-  });
+  const KernelSpec spec = gemv_spec(c.type, K, M, c.tt, c.norm ? c.eps : -1.0f, c.epi,
+                                    Emit{c.emit_q8, c.emit_norm, c.emit_ss});
+  test::launch(spec, T, kernel,
+               MatmulArgs{wg.data(), in.x.data(), twin_in(in.twin), in.norm_w.data(), y.data(), epi.data(),
+                          twin_out(yq, yds, yss), y_norm_w.data(), &n});
   for (int64_t t = 0; t < T; ++t) {
     const auto xs = in.seen(t, K, quantized, c.norm, c.eps);
     const auto xe = in.exact(t, K, c.norm, c.eps);
@@ -216,7 +225,7 @@ TEST(CudaEmulatedGemv, WritesTheTwinOfItsOutputForTheNextMatmul) {
   check_gemv({TensorType::F32, 64, 40, 2, 1, false, 0.0f, 0, false, false, true}, gemv_emit_ss_f32::gemv, 43);
 }
 
-using QuantizeKernel = void (*)(const float*, const float*, i8*, float2*, float*, const int*);
+using QuantizeKernel = void (*)(QuantizeArgs);
 
 void check_quantize(int64_t k, bool q8, bool norm, bool ss, QuantizeKernel kernel, uint32_t seed) {
   SCOPED_TRACE(cat("quantize K=", k, " q8=", q8, " norm=", norm));
@@ -228,8 +237,9 @@ void check_quantize(int64_t k, bool q8, bool norm, bool ss, QuantizeKernel kerne
   std::vector<test::TwinDs> ds(rows * k / 32 + 1, test::TwinDs{-1, -1});
   std::vector<float> sums(rows * ((k + 31) / 32), -1.0f);
   const int n = static_cast<int>(rows);
-  simt::launch(simt::dim3(rows + 1), simt::dim3(256),
-               [&] { kernel(x.data(), nw.data(), q.data(), reinterpret_cast<float2*>(ds.data()), sums.data(), &n); });
+  // A block more than the rows: it must return at once.
+  test::launch(quantize_spec(k, Emit{q8, norm, ss}), rows + 1, kernel,
+               QuantizeArgs{x.data(), nw.data(), twin_out(q, ds, sums), &n});
   check_emitted_twin(x, rows, k, norm ? nw.data() : nullptr, q8, ss, q, ds, sums);
   if (q8) {
     EXPECT_EQ(ds[k / 32].x, 0.0f);
@@ -242,8 +252,7 @@ TEST(CudaEmulatedGemv, QuantizeRowsWritesTheReferenceTwin) {
   check_quantize(172, false, false, true, quantize_ss_172::quantize_rows, 53);
 }
 
-using SwigluKernel = void (*)(const u8*, const u8*, const float*, const i8*, const float2*, const float*, const float*,
-                              float*, i8*, float2*, float*, const int*);
+using SwigluKernel = void (*)(GateUpArgs);
 
 void check_swiglu(TensorType gt, TensorType ut, int64_t K, int64_t M, int64_t T, int tt, bool norm, float eps, bool emit,
                   SwigluKernel kernel, uint32_t seed) {
@@ -259,10 +268,9 @@ void check_swiglu(TensorType gt, TensorType ut, int64_t K, int64_t M, int64_t T,
   std::vector<test::TwinDs> yds(T * M / 32 + 1);
   std::vector<float> yss(T * ((M + 31) / 32));
   const int n = static_cast<int>(T);
-  simt::launch(simt::dim3((M + 31) / 32, (T + tt - 1) / tt), simt::dim3(256), [&] {
-    kernel(gg.data(), ug.data(), in.x.data(), in.twin.q.data(), reinterpret_cast<const float2*>(in.twin.ds.data()), in.twin.ss.data(), in.norm_w.data(),
-           y.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), &n);
-  });
+  test::launch(gemv_swiglu_spec(gt, ut, K, M, tt, norm ? eps : -1.0f, Emit{emit, false, false}), T, kernel,
+               GateUpArgs{gg.data(), ug.data(), in.x.data(), twin_in(in.twin), in.norm_w.data(), y.data(),
+                          twin_out(yq, yds, yss), &n});
   for (int64_t t = 0; t < T; ++t) {
     const auto xs = in.seen(t, K, quantized, norm, eps);
     for (int64_t r = 0; r < M; ++r) {
@@ -292,7 +300,7 @@ TEST(CudaEmulatedGemv, GateUpSwiGLUWithMixedFormats) {
                53);
 }
 
-using EmbedKernel = void (*)(const u8*, const int*, float*, const float*, i8*, float2*, float*, const int*);
+using EmbedKernel = void (*)(EmbedArgs);
 
 // embed must reproduce the reference dequantizer bit for bit (the emulator
 // computes the same float operations in the same order as quant/dequantize.cpp).
@@ -308,8 +316,8 @@ void check_embed(TensorType t, int64_t cols, EmbedKernel kernel, uint32_t seed, 
   std::vector<int8_t> yq(y.size());
   std::vector<test::TwinDs> yds(y.size() / 32 + 1);
   std::vector<float> yss(tokens.size() * ((cols + 31) / 32));
-  simt::launch(simt::dim3(n), simt::dim3(128),
-               [&] { kernel(w.data(), tokens.data(), y.data(), nw.data(), yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data(), &n); });
+  test::launch(dequant_spec(t, cols, Emit{emit, emit, emit}), n, kernel,
+               EmbedArgs{w.data(), tokens.data(), y.data(), nw.data(), twin_out(yq, yds, yss), &n});
   for (size_t i = 0; i < tokens.size(); ++i)
     for (int64_t k = 0; k < cols; ++k)
       ASSERT_EQ(y[i * cols + k], wf[tokens[i] * cols + k]) << "token " << tokens[i] << " col " << k;
@@ -350,13 +358,13 @@ void check_dequant_f16(TensorType t, Dequant dq, uint32_t seed) {
   const auto w = test::random_weights(t, rows, cols, seed);
   const auto wf = test::dequantized(t, w, rows, cols);
   std::vector<uint16_t> out(rows * cols);
-  dq(w.data(), out.data(), rows);
+  dq(t, w.data(), out.data(), rows);
   for (int64_t i = 0; i < rows * cols; ++i) ASSERT_EQ(out[i], fp32_to_fp16(wf[i])) << i;
 }
 
 #define DEQUANT(NS)                                                                                          \
-  [](const uint8_t* w, uint16_t* out, long long rows) {                                                      \
-    simt::launch(simt::dim3(4), simt::dim3(128), [&] { NS::dequant_f16(w, out, rows); });                     \
+  [](TensorType t, const uint8_t* w, uint16_t* out, long long rows) {                                        \
+    test::launch(dequant_spec(t, 512, {}, "dequant_f16"), 0, NS::dequant_f16, DequantArgs{w, out, rows});    \
   }
 
 TEST(CudaEmulatedDequant, QuantizedFormatsToF16) {

@@ -20,6 +20,7 @@
 #include "support/simt/kernel_test_util.h"
 #include "support/simt/q8_reference.h"
 #include "support/simt/qkv_check.h"
+#include "support/simt/spec_launch.h"
 
 namespace rayo::cuda {
 namespace {
@@ -104,8 +105,9 @@ void expect_attention_matches_the_cpu(const AttnCase& c, const PagedCache& pc, c
   }
 }
 
-template <typename Attention>
-void check_attention(const AttnCase& c, Attention attention, uint32_t seed) {
+using AttentionKernel = void (*)(AttentionArgs);
+
+void check_attention(const AttnCase& c, AttentionKernel attention, uint32_t seed) {
   SCOPED_TRACE(cat("head_dim ", c.head_dim, " heads ", c.n_head, "/", c.n_head_kv, " chunk ", c.chunk, " ctx ",
                    c.n_ctx));
   const int64_t kv_width = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
@@ -125,11 +127,15 @@ void check_attention(const AttnCase& c, Attention attention, uint32_t seed) {
   std::vector<int8_t> out_q(rows * q_width);
   std::vector<test::TwinDs> out_ds(rows * q_width / 32 + 1);
   std::vector<int> counters(rows * c.n_head_kv, 0);
+  const KernelSpec spec =
+      attention_spec(c.n_head, c.n_head_kv, c.head_dim, c.n_ctx, PagedCache::kBlock, c.chunk, Emit{c.emit});
+  const AttentionArgs args{q.data(),   pc.keys(),        pc.values(),
+                           partial.data(), counters.data(), out.data(),
+                           out_q.data(), reinterpret_cast<float2*>(out_ds.data()),
+                           {positions.data(), seqs.data(), pc.table.data(), &max_blocks}, &rows};
   // Twice: the counters must be back to zero for the next step.
   for (int run = 0; run < 2; ++run) {
-    attention(q.data(), pc.keys(), pc.values(), partial.data(), counters.data(), out.data(), out_q.data(),
-              reinterpret_cast<float2*>(out_ds.data()), positions.data(), seqs.data(), pc.table.data(), &max_blocks,
-              &rows, simt::dim3(c.n_head_kv, splits, rows));
+    test::launch(spec, rows, attention, args);
     for (int v : counters) ASSERT_EQ(v, 0);
   }
   if (c.emit) {
@@ -142,23 +148,16 @@ void check_attention(const AttnCase& c, Attention attention, uint32_t seed) {
   expect_attention_matches_the_cpu(c, pc, q, out, positions, seqs, splits, [](int) { return false; });
 }
 
-#define ATTN(NS)                                                                                               \
-  [](const float* q, const uint16_t* k, const uint16_t* v, float* part, int* counters, float* out, i8* oq,       \
-     float2* ods, const int* pos, const int* seq, const int* table, const int* mb, const int* n, simt::dim3 grid) { \
-    simt::launch(grid, simt::dim3(128),                                                                        \
-                 [&] { NS::attention(q, k, v, part, counters, out, oq, ods, pos, seq, table, mb, n); });         \
-  }
-
 TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
-  check_attention({64, 8, 8, 32, 320}, ATTN(att_64_8_8_32), 1);     // GQA 1, 10 splits
-  check_attention({80, 8, 4, 32, 320}, ATTN(att_80_8_4_32), 2);     // GQA 2, head_dim not a multiple of 32
-  check_attention({128, 8, 2, 64, 320}, ATTN(att_128_8_2_64), 3);   // GQA 4
-  check_attention({256, 8, 1, 32, 200}, ATTN(att_256_8_1_32), 4);   // GQA 8, the largest head_dim
-  check_attention({64, 16, 2, 256, 600}, ATTN(att_64_16_2_256), 5); // production chunk, 3 splits
-  check_attention({8, 8, 4, 256, 64}, ATTN(att_8_8_4_256), 6);      // stories260K: head_dim 8, one split
-  check_attention({96, 4, 4, 16, 100}, ATTN(att_96_4_4_16), 7);
-  check_attention({4, 2, 2, 64, 100}, ATTN(att_4_2_2_64), 8);  // llama-2-tiny-random: head_dim 4
-  check_attention({64, 8, 2, 64, 300, true}, ATTN(att_emit_64_8_2_64), 9);
+  check_attention({64, 8, 8, 32, 320}, att_64_8_8_32::attention, 1);     // GQA 1, 10 splits
+  check_attention({80, 8, 4, 32, 320}, att_80_8_4_32::attention, 2);     // GQA 2, head_dim not a multiple of 32
+  check_attention({128, 8, 2, 64, 320}, att_128_8_2_64::attention, 3);   // GQA 4
+  check_attention({256, 8, 1, 32, 200}, att_256_8_1_32::attention, 4);   // GQA 8, the largest head_dim
+  check_attention({64, 16, 2, 256, 600}, att_64_16_2_256::attention, 5); // production chunk, 3 splits
+  check_attention({8, 8, 4, 256, 64}, att_8_8_4_256::attention, 6);      // stories260K: head_dim 8, one split
+  check_attention({96, 4, 4, 16, 100}, att_96_4_4_16::attention, 7);
+  check_attention({4, 2, 2, 64, 100}, att_4_2_2_64::attention, 8);  // llama-2-tiny-random: head_dim 4
+  check_attention({64, 8, 2, 64, 300, true}, att_emit_64_8_2_64::attention, 9);
 }
 
 // A prompt step as the scheduler makes it: a chunk of sequence 0's prompt
@@ -167,8 +166,7 @@ TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
 // [0, 16) and [32, 47) (partial) are one sequence's, on tensor cores;
 // [16, 32) mixes the two and stays with the split kernel. Every row against
 // the CPU backend's attention, and the twin, when written, byte for byte.
-template <typename Split, typename Flash>
-void check_prefill_attention(const AttnCase& c, Split split, Flash flash, uint32_t seed) {
+void check_prefill_attention(const AttnCase& c, AttentionKernel split, AttentionKernel flash, uint32_t seed) {
   SCOPED_TRACE(cat("head_dim ", c.head_dim, " heads ", c.n_head, "/", c.n_head_kv));
   const int64_t kv_width = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
   PagedCache pc(kv_width, c.n_ctx, seed);
@@ -185,17 +183,17 @@ void check_prefill_attention(const AttnCase& c, Split split, Flash flash, uint32
   std::vector<int8_t> out_q(rows * q_width);
   std::vector<test::TwinDs> out_ds(rows * q_width / 32 + 1);
   std::vector<int> counters(rows * c.n_head_kv, 0);
-  simt::launch(simt::dim3(c.n_head_kv, splits, rows), simt::dim3(128), [&] {
-    split(q.data(), pc.keys(), pc.values(), partial.data(), counters.data(), out.data(), out_q.data(),
-          reinterpret_cast<float2*>(out_ds.data()), positions.data(), seqs.data(), pc.table.data(), &max_blocks, &rows);
-  });
+  const AttentionArgs args{q.data(),   pc.keys(),        pc.values(),
+                           partial.data(), counters.data(), out.data(),
+                           out_q.data(), reinterpret_cast<float2*>(out_ds.data()),
+                           {positions.data(), seqs.data(), pc.table.data(), &max_blocks}, &rows};
+  test::launch(attention_spec(c.n_head, c.n_head_kv, c.head_dim, c.n_ctx, PagedCache::kBlock, c.chunk, Emit{c.emit},
+                              true),
+               rows, split, args);
   for (int v : counters) ASSERT_EQ(v, 0);
-  // One tile more than the rows need: it must do nothing.
-  const unsigned tiles = (rows + kFlashTokens - 1) / kFlashTokens + 1;
-  simt::launch(simt::dim3(c.n_head_kv, tiles), simt::dim3(32 * (c.n_head / c.n_head_kv)), [&] {
-    flash(q.data(), pc.keys(), pc.values(), out.data(), out_q.data(), reinterpret_cast<float2*>(out_ds.data()),
-          positions.data(), seqs.data(), pc.table.data(), &max_blocks, &rows);
-  });
+  // Launched for a tile more than the rows need: it must do nothing.
+  test::launch(attention_prefill_spec(c.n_head, c.n_head_kv, c.head_dim, PagedCache::kBlock, Emit{c.emit}),
+               rows + kFlashTokens, flash, args);
   for (int64_t i = rows * q_width; i < (rows + 1) * q_width; ++i) ASSERT_TRUE(std::isnan(out[i])) << "row past the step";
   if (c.emit) {
     const auto ref = test::q8_twin(out.data(), rows, q_width);
@@ -205,21 +203,11 @@ void check_prefill_attention(const AttnCase& c, Split split, Flash flash, uint32
   expect_attention_matches_the_cpu(c, pc, q, out, positions, seqs, splits, [](int t) { return t < 16 || t >= 32; });
 }
 
-#define FA_SPLIT(NS)                                                                                            \
-  [](const float* q, const uint16_t* k, const uint16_t* v, float* part, int* counters, float* out, i8* oq,        \
-     float2* ods, const int* pos, const int* seq, const int* table, const int* mb, const int* n) {                \
-    NS::attention(q, k, v, part, counters, out, oq, ods, pos, seq, table, mb, n);                               \
-  }
-#define FA(NS)                                                                                                  \
-  [](const float* q, const uint16_t* k, const uint16_t* v, float* out, i8* oq, float2* ods, const int* pos,      \
-     const int* seq, const int* table, const int* mb, const int* n) {                                            \
-    NS::attention_prefill(q, k, v, out, oq, ods, pos, seq, table, mb, n);                                        \
-  }
-
 TEST(CudaEmulatedAttention, PromptTilesOfOneSequenceRunOnTensorCores) {
-  check_prefill_attention({128, 8, 2, 64, 256, true}, FA_SPLIT(fa_split_128_8_2), FA(fa_128_8_2), 11);  // GQA 4
-  check_prefill_attention({64, 12, 2, 64, 256}, FA_SPLIT(fa_split_64_12_2), FA(fa_64_12_2), 12);  // GQA 6
-  check_prefill_attention({48, 6, 6, 256, 256}, FA_SPLIT(fa_split_48_6_6), FA(fa_48_6_6), 13);    // stories15M
+  // GQA 4, GQA 6, stories15M's shape.
+  check_prefill_attention({128, 8, 2, 64, 256, true}, fa_split_128_8_2::attention, fa_128_8_2::attention_prefill, 11);
+  check_prefill_attention({64, 12, 2, 64, 256}, fa_split_64_12_2::attention, fa_64_12_2::attention_prefill, 12);
+  check_prefill_attention({48, 6, 6, 256, 256}, fa_split_48_6_6::attention, fa_48_6_6::attention_prefill, 13);
 }
 
 TEST(CudaEmulatedAttention, RowsPastTheStepCountAreNotWritten) {
@@ -229,17 +217,16 @@ TEST(CudaEmulatedAttention, RowsPastTheStepCountAreNotWritten) {
   std::vector<int> positions = {5, 6}, seqs = {0, 0}, counters(2 * nh, 0);
   std::vector<float> partial(2 * nh * 10 * (hd + 2), 0.0f), out(2 * hd * nh, 3.0f);
   const int n = 1, mb = static_cast<int>(pc.max_blocks);
-  simt::launch(simt::dim3(nh, 10, 2), simt::dim3(128), [&] {  // 8 kv heads
-    att_64_8_8_32::attention(q.data(), pc.keys(), pc.values(), partial.data(), counters.data(), out.data(), nullptr,
-                             nullptr, positions.data(), seqs.data(), pc.table.data(), &mb, &n);
-  });
+  // Launched for 2 rows (8 kv heads, 10 splits), run with 1.
+  test::launch(attention_spec(nh, nh, hd, ctx, PagedCache::kBlock, 32), 2, att_64_8_8_32::attention,
+               AttentionArgs{q.data(), pc.keys(), pc.values(), partial.data(), counters.data(), out.data(), nullptr,
+                             nullptr, {positions.data(), seqs.data(), pc.table.data(), &mb}, &n});
   for (int i = hd * nh; i < 2 * hd * nh; ++i) ASSERT_EQ(out[i], 3.0f);
   for (int i = 0; i < hd * nh; ++i) ASSERT_NE(out[i], 3.0f);
 }
 
 // --------------------------------------------------------------------- rope
-template <typename Rope>
-void check_rope(int n_head, int head_dim, graph::RopeParams rope, bool ff, Rope run, uint32_t seed) {
+void check_rope(int n_head, int head_dim, graph::RopeParams rope, bool ff, void (*kernel)(RopeArgs), uint32_t seed) {
   SCOPED_TRACE(cat("rope heads ", n_head, " head_dim ", head_dim, " n_rot ", rope.n_rot));
   const std::vector<int> positions = {0, 1, 77, 4095, 131071};
   const int rows = static_cast<int>(positions.size());
@@ -248,7 +235,8 @@ void check_rope(int n_head, int head_dim, graph::RopeParams rope, bool ff, Rope 
   auto factors = test::random_floats(rope.n_rot / 2, seed + 1);
   for (auto& f : factors) f = 1.0f + 4.0f * std::abs(f);
   std::vector<float> y(rows * w), ref(w);
-  run(x.data(), y.data(), ff ? factors.data() : nullptr, positions.data(), &rows);
+  test::launch(rope_spec(n_head, head_dim, rope, ff), rows, kernel,
+               RopeArgs{x.data(), y.data(), ff ? factors.data() : nullptr, positions.data(), &rows});
   for (int t = 0; t < rows; ++t) {
     cpu::rope_row(x.data() + t * w, ref.data(), n_head, head_dim, rope, positions[t], ff ? factors.data() : nullptr);
     // Same angle bit for bit (same theta_scale literal, same multiplications);
@@ -257,38 +245,32 @@ void check_rope(int n_head, int head_dim, graph::RopeParams rope, bool ff, Rope 
   }
 }
 
-#define ROPE(NS)                                                                                       \
-  [](const float* x, float* y, const float* ff, const int* pos, const int* n) {                        \
-    simt::launch(simt::dim3(*n), simt::dim3(128), [&] { NS::rope(x, y, ff, pos, n); });                 \
-  }
-
 TEST(CudaEmulatedRope, NormalNeoxPartialAndFrequencyFactors) {
   graph::RopeParams r;
   r.n_rot = 64;
   r.freq_base = 10000.0f;
-  check_rope(4, 64, r, false, ROPE(rope_normal), 1);
+  check_rope(4, 64, r, false, rope_normal::rope, 1);
   r.type = graph::RopeType::NeoX;
   r.n_rot = 128;
   r.freq_base = 1e6f;
-  check_rope(2, 128, r, false, ROPE(rope_neox), 2);
+  check_rope(2, 128, r, false, rope_neox::rope, 2);
   r.n_rot = 32;
   r.freq_base = 10000.0f;
-  check_rope(3, 80, r, false, ROPE(rope_partial_neox), 3);
+  check_rope(3, 80, r, false, rope_partial_neox::rope, 3);
   r.type = graph::RopeType::Normal;
   r.n_rot = 64;
   r.freq_base = 500000.0f;
   r.freq_scale = 0.5f;
-  check_rope(2, 64, r, true, ROPE(rope_ff), 4);
+  check_rope(2, 64, r, true, rope_ff::rope, 4);
 }
 
 // ------------------------------------------------------------------ rmsnorm
-template <typename Norm>
-void check_rms_norm(int64_t cols, int group, float eps, Norm run, uint32_t seed) {
+void check_rms_norm(int64_t cols, int group, float eps, void (*kernel)(RowsArgs), uint32_t seed) {
   const int rows = 3;
   const auto x = test::random_floats(rows * cols, seed, 3.0f);
   const auto w = test::random_floats(group, seed + 1);
   std::vector<float> y(rows * cols), ref(cols);
-  run(x.data(), w.data(), y.data(), &rows);
+  test::launch(rms_norm_spec(cols, group, eps), rows, kernel, RowsArgs{x.data(), w.data(), y.data(), &rows});
   for (int t = 0; t < rows; ++t) {
     cpu::rms_norm_row(x.data() + t * cols, w.data(), ref.data(), cols, group, eps);
     // float sum of squares (cols/256 + 16 roundings on a path, halved by the
@@ -299,16 +281,8 @@ void check_rms_norm(int64_t cols, int group, float eps, Norm run, uint32_t seed)
 }
 
 TEST(CudaEmulatedRmsNorm, WholeRowsAndPerHeadGroups) {
-  check_rms_norm(1000, 1000, 1e-5f,
-                 [](const float* x, const float* w, float* y, const int* n) {
-                   simt::launch(simt::dim3(*n), simt::dim3(256), [&] { norm_row::rms_norm(x, w, y, n); });
-                 },
-                 1);
-  check_rms_norm(640, 80, 1e-6f,
-                 [](const float* x, const float* w, float* y, const int* n) {
-                   simt::launch(simt::dim3(*n), simt::dim3(256), [&] { norm_head::rms_norm(x, w, y, n); });
-                 },
-                 2);
+  check_rms_norm(1000, 1000, 1e-5f, norm_row::rms_norm, 1);
+  check_rms_norm(640, 80, 1e-6f, norm_head::rms_norm, 2);
 }
 
 // -------------------------------------------------------- elementwise, argmax
@@ -317,18 +291,20 @@ TEST(CudaEmulatedElementwise, AddBiasSwigluSelectRows) {
   const auto a = test::random_floats(rows * cols, 1, 4.0f), b = test::random_floats(rows * cols, 2, 4.0f);
   const int n = rows;
   std::vector<float> y(rows * cols), ref(cols);
-  simt::launch(simt::dim3(rows), simt::dim3(256), [&] { ew_777::add(a.data(), b.data(), y.data(), &n); });
+  const RowsArgs ab{a.data(), b.data(), y.data(), &n};
+  test::launch(elementwise_spec(cols, {}, "add"), rows, ew_777::add, ab);
   for (int i = 0; i < rows * cols; ++i) ASSERT_EQ(y[i], a[i] + b[i]);
-  simt::launch(simt::dim3(rows), simt::dim3(256), [&] { ew_777::add_bias(a.data(), b.data(), y.data(), &n); });
+  test::launch(elementwise_spec(cols, {}, "add_bias"), rows, ew_777::add_bias, ab);
   for (int i = 0; i < rows * cols; ++i) ASSERT_EQ(y[i], a[i] + b[i % cols]);
-  simt::launch(simt::dim3(rows), simt::dim3(256), [&] { ew_777::swiglu(a.data(), b.data(), y.data(), &n); });
+  test::launch(elementwise_spec(cols, {}, "swiglu"), rows, ew_777::swiglu, ab);
   for (int t = 0; t < rows; ++t) {
     cpu::swiglu_row(a.data() + t * cols, b.data() + t * cols, ref.data(), cols);
     for (int i = 0; i < cols; ++i) ASSERT_NEAR(y[t * cols + i], ref[i], 4 * kF32Eps * std::abs(ref[i]) + 1e-30);
   }
   const std::vector<int> sel = {2, 0};
   const int n_sel = 2;
-  simt::launch(simt::dim3(2), simt::dim3(256), [&] { ew_777::select_rows(a.data(), y.data(), sel.data(), nullptr, nullptr, nullptr, nullptr, &n_sel); });
+  test::launch(elementwise_spec(cols, {}, "select_rows"), n_sel, ew_777::select_rows,
+               SelectRowsArgs{a.data(), y.data(), sel.data(), nullptr, {nullptr, nullptr, nullptr}, &n_sel});
   for (int r = 0; r < 2; ++r)
     for (int i = 0; i < cols; ++i) ASSERT_EQ(y[r * cols + i], a[sel[r] * cols + i]);
 }
@@ -344,9 +320,9 @@ TEST(CudaEmulatedKvStore, WritesTheSameHalvesAsTheCpuCache) {
   const std::vector<int> positions = {9, 0, 31}, seqs = {0, 1, 0}, table = {2, 0, 1, -1};
   const std::vector<int> rows = {2 * 16 + 9, 1 * 16 + 0, 0 * 16 + 15};
   const int n = 3, mb = 2;
-  simt::launch(simt::dim3(n), simt::dim3(128), [&] {
-    kvs_160::kv_store(k.data(), v.data(), kd.data(), vd.data(), positions.data(), seqs.data(), table.data(), &mb, &n);
-  });
+  test::launch(kv_store_spec(width, 16), n, kvs_160::kv_store,
+               KvStoreArgs{k.data(), v.data(), kd.data(), vd.data(), {positions.data(), seqs.data(), table.data(), &mb},
+                           &n});
   for (int t = 0; t < n; ++t) cache.store(0, rows[t], k.data() + t * width, v.data() + t * width);
   for (int p = 0; p < ctx; ++p) {
     const bool written = std::find(rows.begin(), rows.end(), p) != rows.end();
@@ -362,21 +338,14 @@ TEST(CudaEmulatedKvStore, WritesTheSameHalvesAsTheCpuCache) {
 }
 
 // ------------------------------------------------- fused QKV + rope + store
-using QkvKernel = void (*)(const u8*, const u8*, const u8*, const float*, const float*, const float*, const float*,
-                           const i8*, const float2*, const float*, const float*, const float*, float*, u16*, u16*,
-                           const int*, const int*, const int*, const int*, const int*);
+using QkvKernel = void (*)(QkvArgs);
 
 // Blocks of 16 pairs x tt tokens. Two sequences of 64 positions in 8 blocks
 // of 16 (sequence 1 first, backwards); the error bound of the GEMVs
 // (gemv_tolerance in cuda_emulated_gemv_test.cpp) plus the bias add.
 void check_qkv(const test::QkvCase& c, QkvKernel kernel, int tt, uint32_t seed) {
   const test::QkvTokens tokens{{13, 0, 63, 7, 30}, {0, 1, 1, 0, 0}, {4, 5, 6, 7, 3, 2, 1, 0}, 4};
-  auto run = [&](const test::QkvBuffers& b) {
-    simt::launch(simt::dim3((b.pairs + 15) / 16, (b.rows + tt - 1) / tt), simt::dim3(256), [&] {
-      kernel(b.wq, b.wk, b.wv, b.bq, b.bk, b.bv, b.x, b.xq, reinterpret_cast<const float2*>(b.xds), b.xss, b.norm_w,
-             b.freq_factors, b.q, b.k_cache, b.v_cache, b.positions, b.seqs, b.table, b.blocks_per_seq, b.n_rows);
-    });
-  };
+  auto run = [&](const test::QkvBuffers& b) { test::launch(qkv_rope_store_spec(b.shape, tt), b.rows, kernel, b.args); };
   test::check_qkv(c, tokens, seed, run, [](int64_t k, double a) { return (k / 32.0 + 26) * kF32Eps * a; });
 }
 

@@ -21,7 +21,9 @@
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "backends/cuda/device_sampling.h"
 #include "support/sampling_cases.h"
+#include "support/simt/spec_launch.h"
 
 namespace rayo::cuda {
 namespace {
@@ -30,7 +32,7 @@ using runtime::PenaltyEntry;
 using runtime::SamplingParams;
 using test::SamplingCase;
 
-using SampleKernel = void (*)(const float*, float*, const int*, const int*, int*, const int*);
+using SampleKernel = void (*)(SampleArgs);
 
 // Runs `kernel` (block `threads`) over the cases with a grid of `grid_rows`
 // blocks and *n_rows = n_rows; returns ids (rows past n_rows keep -7).
@@ -40,9 +42,11 @@ std::vector<int> run_kernel(SampleKernel kernel, unsigned threads, const std::ve
   const test::PackedCases in = test::pack_cases(cases, n_vocab);
   std::vector<float> scratch(cases.size() * n_vocab, 12345.0f);
   std::vector<int> ids(cases.size(), -7);
-  simt::launch(simt::dim3(static_cast<unsigned>(cases.size())), simt::dim3(threads), [&] {
-    kernel(in.logits.data(), scratch.data(), in.rows.records.data(), in.rows.pairs.data(), ids.data(), &n_rows);
-  });
+  KernelSpec spec = sample_kernel_spec(n_vocab);
+  spec.block = threads;  // the variant's SAMPLE_THREADS
+  test::launch(spec, static_cast<int64_t>(cases.size()), kernel,
+               SampleArgs{in.logits.data(), scratch.data(), in.rows.records.data(), in.rows.pairs.data(), ids.data(),
+                          &n_rows});
   if (scratch_out) *scratch_out = scratch;
   return ids;
 }

@@ -27,8 +27,11 @@ TEST(CudaNvrtcSamplingCompile, SampleKernelForEveryVocabularyOnSm80AndSm90) {
 TEST(CudaNvrtcSamplingCompile, SpecNamesTheShapes) {
   const KernelSpec s = sample_kernel_spec(128256);
   EXPECT_EQ(s.key(), "sample.cu N_VOCAB=128256 K_MAX=1024 SAMPLE_THREADS=1024");
-  ASSERT_EQ(s.entries.size(), 1u);
-  EXPECT_EQ(s.entries[0], "sample");
+  EXPECT_EQ(s.entry, "sample");
+  const LaunchShape l = s.launch(7);  // a block of kSampleThreads per output row
+  EXPECT_EQ(l.grid[0], 7u);
+  EXPECT_EQ(l.grid[1], 1u);
+  EXPECT_EQ(l.block, static_cast<unsigned>(kSampleThreads));
   EXPECT_THROW(sample_kernel_spec(0), Error);
   EXPECT_THROW(sample_kernel_spec((int64_t{1} << 24) + 1), Error);
 }

@@ -10,6 +10,7 @@
 
 #include "backends/cuda/activation_plan.h"
 #include "backends/cuda/device_sampling.h"
+#include "backends/cuda/kernel_args.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/kernel_specs.h"
 #include "backends/cuda/module_set.h"
@@ -23,28 +24,25 @@ namespace rayo::cuda {
 using graph::Graph;
 using graph::Node;
 using graph::Op;
+using kargs::Dev;
 
 namespace {
 
-// One kernel launch with its arguments (every kernel argument is 8 bytes: a
-// device pointer or a long long). The parameter pointers cuLaunchKernel wants
-// are made at each launch, so that copies of a Launch stay valid (the driver
-// copies the values at the call, also while capturing a graph).
+// One kernel launch: its function, shape and argument struct (its bytes; the
+// structs of kernels/kernel_args.cuh are whole 8-byte fields). The parameter
+// pointer cuLaunchKernel wants is made at each launch, so that copies of a
+// Launch stay valid (the driver copies the struct at the call, also while
+// capturing a graph).
 struct Launch {
   CUfunction fn = nullptr;
-  unsigned grid[3] = {1, 1, 1};
-  unsigned block = 128;
-  unsigned shared = 0;  // dynamic shared memory bytes
+  LaunchShape shape;
   std::vector<uint64_t> args;
-  std::vector<void*> pointers;
+  void* param = nullptr;
   void** params() {
-    pointers.clear();
-    for (auto& a : args) pointers.push_back(&a);
-    return pointers.data();
+    param = args.data();
+    return &param;
   }
 };
-
-unsigned ceil_div(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 
 // Output rows a step may sample on the device (its scratch and penalty windows
 // are sized for them); a graph with more output rows gives logits.
@@ -266,7 +264,7 @@ class CudaBackend : public graph::Backend {
     const size_t index = static_cast<size_t>(&node - g.nodes().data());
     RAYO_CHECK(index < current_->node_launches.size(), "node not of the prepared graph");
     for (Launch& l : current_->node_launches[index])
-      ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params(), l.shared);
+      launch(l);
   }
 
   void end_step(const Graph& g) override {
@@ -276,7 +274,7 @@ class CudaBackend : public graph::Backend {
       if (!s.exec) capture(s);
       ctx_.launch_graph(s.exec);
     } else {
-      ctx_.launch(s.sample.fn, s.sample.grid[0], 1, 1, s.sample.block, s.sample.params(), s.sample.shared);
+      launch(s.sample);
     }
     if (s.sampled) {
       // The ids; logits only if a row needs the host (output(), on demand).
@@ -397,9 +395,9 @@ class CudaBackend : public graph::Backend {
       if (use == WeightUse::F16) {
         // Dequantize to f16 once, on the device.
         DeviceBuffer f16 = ctx_.alloc(static_cast<size_t>(w.rows * w.cols) * 2);
-        Launch l = make_launch(dequant_spec(w.type, w.cols), "dequant_f16", {1024}, 128,
-                               {raw.ptr(), f16.ptr(), static_cast<uint64_t>(w.rows)});
-        ctx_.launch(l.fn, l.grid[0], 1, 1, l.block, l.params(), l.shared);
+        Launch l = make_launch(dequant_spec(w.type, w.cols, {}, "dequant_f16"), 0,
+                               kargs::DequantArgs{.w = Dev{raw.ptr()}, .out = Dev{f16.ptr()}, .rows = w.rows});
+        launch(l);
         ctx_.synchronize();
         raw = std::move(f16);
         dw.type = TensorType::F16;
@@ -462,34 +460,41 @@ class CudaBackend : public graph::Backend {
   CUdeviceptr k_cache(int layer) const { return kv_.ptr() + 2 * layer_bytes_ * layer; }
   CUdeviceptr v_cache(int layer) const { return kv_.ptr() + 2 * layer_bytes_ * layer + layer_bytes_; }
 
-  Launch make_launch(const KernelSpec& spec, const char* entry, std::initializer_list<int64_t> grid, unsigned block,
-                     std::initializer_list<uint64_t> args) {
-    const CachedKernel& k = cache_.get(spec);
-    if (options_.verbose && k.compile_seconds > 0) {
-      for (const auto& i : k.info)
-        if (i.name == entry)
-          std::fprintf(stderr, "rayo: compiled %s: %d registers, %d B spilled, %.2f s\n", spec.key().c_str(),
-                       i.registers, i.spill_stores, k.compile_seconds);
-    }
-    Launch l;
-    l.fn = kernel_function(k, spec, entry);
-    l.shared = spec.dynamic_shared;
-    int i = 0;
-    for (int64_t gdim : grid) l.grid[i++] = static_cast<unsigned>(std::max<int64_t>(gdim, 1));
-    l.block = block;
-    l.args.assign(args.begin(), args.end());
-    return l;
-  }
-
   // Splits of an attention node's context (its kernels' N_SPLITS).
   int64_t attention_splits(const Graph& g, const Node& n) const {
     const int chunk = graph_attention_chunk(g, n, kv_config_.max_seq_len);
     return (kv_config_.max_seq_len + chunk - 1) / chunk;
   }
 
-  // The device pointers of twin t's parts (0 when absent or t < 0).
+  void launch(Launch& l) {
+    ctx_.launch(l.fn, l.shape.grid[0], l.shape.grid[1], l.shape.grid[2], l.shape.block, l.params(), l.shape.shared);
+  }
+
+  // The launch of spec's kernel for a step of up to token_rows rows, with its
+  // argument struct.
+  template <typename Args>
+  Launch make_launch(const KernelSpec& spec, int64_t token_rows, const Args& args) {
+    static_assert(sizeof(Args) % 8 == 0, "kernel argument structs are whole 8-byte fields");
+    const CachedKernel& k = cache_.get(spec);
+    if (options_.verbose && k.compile_seconds > 0) {
+      for (const auto& i : k.info)
+        if (i.name == spec.entry)
+          std::fprintf(stderr, "rayo: compiled %s: %d registers, %d B spilled, %.2f s\n", spec.key().c_str(),
+                       i.registers, i.spill_stores, k.compile_seconds);
+    }
+    Launch l;
+    l.fn = kernel_function(k, spec, spec.entry.c_str());
+    l.shape = spec.launch(token_rows);
+    l.args.resize(sizeof(Args) / 8);
+    std::memcpy(l.args.data(), &args, sizeof(Args));
+    return l;
+  }
+
+  // A twin's parts (null when absent or t < 0), and the norm weight it is quantized with.
   struct TwinPtrs {
-    uint64_t q = 0, ds = 0, ss = 0, norm_w = 0;
+    kargs::TwinIn in() const { return {.q = Dev{q}, .ds = Dev{ds}, .ss = Dev{ss}}; }
+    kargs::TwinOut out() const { return {.q = Dev{q}, .ds = Dev{ds}, .ss = Dev{ss}}; }
+    CUdeviceptr q = 0, ds = 0, ss = 0, norm_w = 0;
   };
   TwinPtrs twin_ptrs(const Graph& g, const GraphState& s, int t) const {
     if (t < 0) return {};
@@ -505,13 +510,15 @@ class CudaBackend : public graph::Backend {
     const int index = static_cast<int>(&n - g.nodes().data());
     const auto specs = node_kernel_specs(g, n, KvShape{kv_config_.max_seq_len, kv_config_.block_size}, s.plan);
     const auto& values = g.values();
-    auto V = [&](int v) { return value_ptr(s, g, v); };
+    auto V = [&](int v) { return Dev{value_ptr(s, g, v)}; };
     const int64_t rows = n.out >= 0 ? g.max_rows(values[n.out]) : g.config().max_tokens;
-    const CUdeviceptr nr = n.out >= 0 ? n_rows_ptr(s, g, n.out) : n_tokens_ptr(s);
-    const CUdeviceptr pos = positions_ptr(s, g), seq = seq_ptr(s, g), table = table_ptr(s, g), mb = max_blocks_ptr(s);
-    const int tt = n.in[0] >= 0 ? gemv_token_tile(g.max_rows(values[n.in[0]])) : 1;
-    auto M = [&](int w) { return weight_ptr(g, w, matrix_use(g, n, w)); };
-    auto Vec = [&](int w) { return weight_ptr(g, w, WeightUse::Vector); };
+    const Dev nr{n.out >= 0 ? n_rows_ptr(s, g, n.out) : n_tokens_ptr(s)};
+    const kargs::KvPlaces kv{.positions = Dev{positions_ptr(s, g)},
+                             .seq = Dev{seq_ptr(s, g)},
+                             .block_table = Dev{table_ptr(s, g)},
+                             .max_blocks = Dev{max_blocks_ptr(s)}};
+    auto M = [&](int w) { return Dev{weight_ptr(g, w, matrix_use(g, n, w))}; };
+    auto Vec = [&](int w) { return Dev{weight_ptr(g, w, WeightUse::Vector)}; };
     const TwinPtrs in = twin_ptrs(g, s, s.plan.input_twin[static_cast<size_t>(index)]);
     const TwinPtrs out = twin_ptrs(g, s, s.plan.emits[static_cast<size_t>(index)]);
 
@@ -521,75 +528,117 @@ class CudaBackend : public graph::Backend {
     for (int t : s.plan.quantize_before[static_cast<size_t>(index)]) {
       const Twin& tw = s.plan.twins[static_cast<size_t>(t)];
       const TwinPtrs p = twin_ptrs(g, s, t);
-      launches.push_back(make_launch(specs[next_spec++], "quantize_rows", {tw.max_rows}, 256,
-                                     {V(tw.value), p.norm_w, p.q, p.ds, p.ss, n_rows_ptr(s, g, tw.value)}));
+      launches.push_back(make_launch(specs[next_spec++], tw.max_rows,
+                                     kargs::QuantizeArgs{.x = V(tw.value),
+                                                         .norm_w = Dev{p.norm_w},
+                                                         .yt = p.out(),
+                                                         .n_rows = Dev{n_rows_ptr(s, g, tw.value)}}));
     }
     const KernelSpec& spec = specs.at(next_spec);
     auto add = [&](Launch l) {
       launches.push_back(std::move(l));
       return launches;
     };
+    // Fields are named (designated initializers): the compiler checks each
+    // name and the order against kernels/kernel_args.cuh.
     switch (n.op) {
       case Op::Embed:
-        return add(make_launch(spec, "embed", {rows}, 128,
-                               {weight_ptr(g, n.weight, WeightUse::Raw), tokens_ptr(s), V(n.out), out.norm_w, out.q,
-                                out.ds, out.ss, nr}));
-      case Op::RmsNorm: return add(make_launch(spec, "rms_norm", {rows}, 256, {V(n.in[0]), Vec(n.weight), V(n.out), nr}));
+        return add(make_launch(spec, rows,
+                               kargs::EmbedArgs{.w = Dev{weight_ptr(g, n.weight, WeightUse::Raw)},
+                                                .tokens = Dev{tokens_ptr(s)},
+                                                .y = V(n.out),
+                                                .norm_w = Dev{out.norm_w},
+                                                .yt = out.out(),
+                                                .n_rows = nr}));
+      case Op::RmsNorm:
+        return add(
+            make_launch(spec, rows, kargs::RowsArgs{.a = V(n.in[0]), .b = Vec(n.weight), .y = V(n.out), .n_rows = nr}));
       case Op::MatMul:
       case Op::RmsNormMatMul:
-      case Op::MatMulAdd: {
-        const int64_t m = g.weights()[n.weight].rows;
-        const bool gemm = uses_gemm(g, n);
-        return add(make_launch(spec, gemm ? "gemm" : "gemv",
-                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, kGemmTokens), ceil_div(m, kGemmRows)}
-                                    : std::initializer_list<int64_t>{ceil_div(m, 32), ceil_div(rows, tt)},
-                               gemm ? kGemmThreads : 256,
-                               {M(n.weight), V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), V(n.out),
-                                n.op == Op::MatMulAdd ? V(n.in[1]) : 0, out.q, out.ds, out.ss, out.norm_w, nr}));
-      }
-      case Op::AddBias: return add(make_launch(spec, "add_bias", {rows}, 256, {V(n.in[0]), Vec(n.weight), V(n.out), nr}));
-      case Op::Add: return add(make_launch(spec, "add", {rows}, 256, {V(n.in[0]), V(n.in[1]), V(n.out), nr}));
-      case Op::SwiGLU: return add(make_launch(spec, "swiglu", {rows}, 256, {V(n.in[0]), V(n.in[1]), V(n.out), nr}));
+      case Op::MatMulAdd:
+        return add(make_launch(spec, rows,
+                               kargs::MatmulArgs{.w = M(n.weight),
+                                                 .x = V(n.in[0]),
+                                                 .xt = in.in(),
+                                                 .norm_w = Vec(n.aux[0]),
+                                                 .y = V(n.out),
+                                                 .epi = n.op == Op::MatMulAdd ? V(n.in[1]) : Dev{},
+                                                 .yt = out.out(),
+                                                 .y_norm_w = Dev{out.norm_w},
+                                                 .n_rows = nr}));
+      case Op::AddBias:
+        return add(
+            make_launch(spec, rows, kargs::RowsArgs{.a = V(n.in[0]), .b = Vec(n.weight), .y = V(n.out), .n_rows = nr}));
+      case Op::Add:
+      case Op::SwiGLU:
+        return add(
+            make_launch(spec, rows, kargs::RowsArgs{.a = V(n.in[0]), .b = V(n.in[1]), .y = V(n.out), .n_rows = nr}));
       case Op::SelectRows:
-        return add(make_launch(spec, "select_rows", {rows}, 256,
-                               {V(n.in[0]), V(n.out), rows_ptr(s, g), out.norm_w, out.q, out.ds, out.ss, nr}));
+        return add(make_launch(spec, rows,
+                               kargs::SelectRowsArgs{.x = V(n.in[0]),
+                                                     .y = V(n.out),
+                                                     .rows = Dev{rows_ptr(s, g)},
+                                                     .norm_w = Dev{out.norm_w},
+                                                     .yt = out.out(),
+                                                     .n_rows = nr}));
       case Op::Rope:
-        return add(make_launch(spec, "rope", {rows}, 128, {V(n.in[0]), V(n.out), Vec(n.rope.freq_factors), pos, nr}));
+        return add(make_launch(spec, rows,
+                               kargs::RopeArgs{.x = V(n.in[0]),
+                                               .y = V(n.out),
+                                               .freq_factors = Vec(n.rope.freq_factors),
+                                               .positions = kv.positions,
+                                               .n_rows = nr}));
       case Op::KvStore:
-        return add(make_launch(spec, "kv_store", {g.config().max_tokens}, 128,
-                               {V(n.in[0]), V(n.in[1]), k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr}));
+        return add(make_launch(spec, rows,
+                               kargs::KvStoreArgs{.k = V(n.in[0]),
+                                                  .v = V(n.in[1]),
+                                                  .k_cache = Dev{k_cache(n.layer)},
+                                                  .v_cache = Dev{v_cache(n.layer)},
+                                                  .kv = kv,
+                                                  .n_rows = nr}));
       case Op::Attention: {
-        add(make_launch(spec, "attention", {n.n_head_kv, attention_splits(g, n), rows}, 128,
-                        {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), s.partial.ptr(), s.counters.ptr(), V(n.out),
-                         out.q, out.ds, pos, seq, table, mb, nr}));
+        const kargs::AttentionArgs args{.q = V(n.in[0]),
+                                        .k_cache = Dev{k_cache(n.layer)},
+                                        .v_cache = Dev{v_cache(n.layer)},
+                                        .partial = Dev{s.partial.ptr()},
+                                        .counters = Dev{s.counters.ptr()},
+                                        .out = V(n.out),
+                                        .out_q = Dev{out.q},
+                                        .out_ds = Dev{out.ds},
+                                        .kv = kv,
+                                        .n_rows = nr};
+        add(make_launch(spec, rows, args));
         if (specs.size() == next_spec + 1) return launches;
         // Prompt graphs: one-sequence tiles of rows on tensor cores (the split kernel skips them).
-        return add(make_launch(specs.at(next_spec + 1), "attention_prefill", {n.n_head_kv, ceil_div(rows, kFlashTokens)},
-                               static_cast<int>(32 * (n.n_head / n.n_head_kv)),
-                               {V(n.in[0]), k_cache(n.layer), v_cache(n.layer), V(n.out), out.q, out.ds, pos, seq, table,
-                                mb, nr}));
+        return add(make_launch(specs.at(next_spec + 1), rows, args));
       }
-      case Op::GateUpSwiGLU: {
-        const int64_t m = g.weights()[n.weight].rows;
-        const bool gemm = uses_gemm(g, n);
-        return add(make_launch(spec, gemm ? "gemm_swiglu" : "gemv_swiglu",
-                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, kGemmTokens), ceil_div(m, kGemmRows / 2)}
-                                    : std::initializer_list<int64_t>{ceil_div(m, 32), ceil_div(rows, tt)},
-                               gemm ? kGemmThreads : 256,
-                               {M(n.weight), M(n.aux[1]), V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), V(n.out),
-                                out.q, out.ds, out.ss, nr}));
-      }
-      case Op::QkvRopeStore: {
-        const int64_t pairs = (static_cast<int64_t>(n.n_head) + 2 * n.n_head_kv) * n.head_dim / 2;
-        const bool gemm = uses_gemm(g, n);
-        return add(make_launch(spec, gemm ? "gemm_qkv_rope_store" : "qkv_rope_store",
-                               gemm ? std::initializer_list<int64_t>{ceil_div(rows, kGemmTokens), ceil_div(pairs, kGemmRows / 2)}
-                                    : std::initializer_list<int64_t>{ceil_div(pairs, 16), ceil_div(rows, tt)},
-                               gemm ? kGemmThreads : 256,
-                               {M(n.weight), M(n.aux[1]), M(n.aux[2]), Vec(n.aux[3]), Vec(n.aux[4]), Vec(n.aux[5]),
-                                V(n.in[0]), in.q, in.ds, in.ss, Vec(n.aux[0]), Vec(n.rope.freq_factors), V(n.out),
-                                k_cache(n.layer), v_cache(n.layer), pos, seq, table, mb, nr}));
-      }
+      case Op::GateUpSwiGLU:
+        return add(make_launch(spec, rows,
+                               kargs::GateUpArgs{.gate = M(n.weight),
+                                                 .up = M(n.aux[1]),
+                                                 .x = V(n.in[0]),
+                                                 .xt = in.in(),
+                                                 .norm_w = Vec(n.aux[0]),
+                                                 .y = V(n.out),
+                                                 .yt = out.out(),
+                                                 .n_rows = nr}));
+      case Op::QkvRopeStore:
+        return add(make_launch(spec, rows,
+                               kargs::QkvArgs{.wq = M(n.weight),
+                                              .wk = M(n.aux[1]),
+                                              .wv = M(n.aux[2]),
+                                              .bq = Vec(n.aux[3]),
+                                              .bk = Vec(n.aux[4]),
+                                              .bv = Vec(n.aux[5]),
+                                              .x = V(n.in[0]),
+                                              .xt = in.in(),
+                                              .norm_w = Vec(n.aux[0]),
+                                              .freq_factors = Vec(n.rope.freq_factors),
+                                              .q_out = V(n.out),
+                                              .k_cache = Dev{k_cache(n.layer)},
+                                              .v_cache = Dev{v_cache(n.layer)},
+                                              .kv = kv,
+                                              .n_rows = nr}));
     }
     fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
   }
@@ -608,9 +657,13 @@ class CudaBackend : public graph::Backend {
       s.node_launches.push_back(launches_for(g, s, n));
       s.kernels += static_cast<int>(s.node_launches.back().size());
     }
-    s.sample = make_launch(sample_kernel_spec(s.n_vocab), "sample", {g.config().max_outputs}, kSampleThreads,
-                           {value_ptr(s, g, g.output()), s.scratch.ptr(), s.step.ptr() + 4 * records_at(g),
-                            s.step.ptr(), s.ids.ptr(), n_outputs_ptr(s)});
+    s.sample = make_launch(sample_kernel_spec(s.n_vocab), g.config().max_outputs,
+                           kargs::SampleArgs{.logits = Dev{value_ptr(s, g, g.output())},
+                                             .scratch = Dev{s.scratch.ptr()},
+                                             .records = Dev{s.step.ptr() + 4 * records_at(g)},
+                                             .pairs = Dev{s.step.ptr()},  // offsets count from the block's start
+                                             .ids = Dev{s.ids.ptr()},
+                                             .n_rows = Dev{n_outputs_ptr(s)}});
     s.kernels += 1;
   }
 
@@ -623,8 +676,8 @@ class CudaBackend : public graph::Backend {
     s.cu_graph = nullptr;
     check(a.cuStreamBeginCapture(ctx_.stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin graph capture");
     for (auto& node : s.node_launches)
-      for (Launch& l : node) ctx_.launch(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block, l.params(), l.shared);
-    ctx_.launch(s.sample.fn, s.sample.grid[0], 1, 1, s.sample.block, s.sample.params(), s.sample.shared);
+      for (Launch& l : node) launch(l);
+    launch(s.sample);
     check(a.cuStreamEndCapture(ctx_.stream(), &s.cu_graph), "end graph capture");
     check(a.cuGraphInstantiate(&s.exec, s.cu_graph, 0), "instantiate the step graph");
   }

@@ -10,11 +10,14 @@ namespace rayo::cuda {
 
 KernelSpec sample_kernel_spec(int64_t n_vocab) {
   RAYO_CHECK(n_vocab >= 1 && n_vocab <= (int64_t{1} << 24), "vocabulary of ", n_vocab, " tokens");
-  return KernelSpec{"sample.cu",
-                    {"sample"},
-                    {{"N_VOCAB", std::to_string(n_vocab)},
-                     {"K_MAX", std::to_string(kSampleMaxTopK)},
-                     {"SAMPLE_THREADS", std::to_string(kSampleThreads)}}};
+  KernelSpec s{"sample.cu",
+               "sample",
+               {{"N_VOCAB", std::to_string(n_vocab)},
+                {"K_MAX", std::to_string(kSampleMaxTopK)},
+                {"SAMPLE_THREADS", std::to_string(kSampleThreads)}}};
+  s.token_axis = 0;  // a block per output row
+  s.block = kSampleThreads;
+  return s;
 }
 
 bool device_can_sample(float temperature, int top_k) {

@@ -8,8 +8,8 @@
 // not include the runtime: the caller copies those fields into a
 // graph::SampleRequest.
 //
-// Launch: entry "sample", grid (max_rows), block kSampleThreads, no dynamic
-// shared memory; arguments (each 8 bytes, device pointers):
+// Launch: sample_kernel_spec(n_vocab).launch(max rows) (grid (max_rows),
+// block kSampleThreads); argument SampleArgs (kernels/kernel_args.cuh):
 //   logits  [rows][n_vocab] f32
 //   scratch [rows][n_vocab] f32   penalised copies (written only for rows with penalties)
 //   records [rows][kSampleRecordInts] i32   (pack_sampling_rows)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "backends/cuda/device_sampling.h"
@@ -20,6 +21,68 @@ std::string KernelSpec::key() const {
   if (no_fma) k += " --fmad=false";
   return k;
 }
+
+LaunchShape KernelSpec::launch(int64_t token_rows) const {
+  RAYO_CHECK(block > 0, file, ": a spec without a launch shape");
+  LaunchShape l;
+  for (int i = 0; i < 3; ++i) l.grid[i] = grid[i];
+  if (token_axis >= 0)
+    l.grid[token_axis] = static_cast<unsigned>((std::max<int64_t>(token_rows, 1) + token_tile - 1) / token_tile);
+  l.block = block;
+  l.shared = dynamic_shared;
+  return l;
+}
+
+const std::vector<std::string>& kernel_entries(const std::string& file) {
+  static const std::map<std::string, std::vector<std::string>> entries = {
+      {"attention.cu", {"attention"}},
+      {"attention_prefill.cu", {"attention_prefill"}},
+      {"dequant.cu", {"embed", "dequant_f16"}},
+      {"elementwise.cu", {"add", "add_bias", "swiglu", "select_rows"}},
+      {"gemm.cu", {"gemm"}},
+      {"gemm_qkv_rope_store.cu", {"gemm_qkv_rope_store"}},
+      {"gemm_swiglu.cu", {"gemm_swiglu"}},
+      {"gemv.cu", {"gemv"}},
+      {"gemv_swiglu.cu", {"gemv_swiglu"}},
+      {"kv_store.cu", {"kv_store"}},
+      {"qkv_rope_store.cu", {"qkv_rope_store"}},
+      {"quantize.cu", {"quantize_rows"}},
+      {"rmsnorm.cu", {"rms_norm"}},
+      {"rope.cu", {"rope"}},
+      {"sample.cu", {"sample"}},
+  };
+  const auto it = entries.find(file);
+  if (it == entries.end()) fail("no kernel file ", file);
+  return it->second;
+}
+
+namespace {
+unsigned blocks_for(int64_t n, int64_t per_block) { return static_cast<unsigned>((n + per_block - 1) / per_block); }
+
+// The spec's launch: fixed blocks on the axes but the token axis, threads.
+void set_launch(KernelSpec& s, std::initializer_list<unsigned> grid, int token_axis, int64_t token_tile,
+                unsigned block) {
+  int i = 0;
+  for (unsigned g : grid) s.grid[i++] = g;
+  s.token_axis = token_axis;
+  s.token_tile = token_tile;
+  s.block = block;
+}
+
+int64_t define_int(const KernelSpec& s, const char* name) {
+  for (const auto& [n, v] : s.defines)
+    if (n == name) return std::stoll(v);
+  fail(s.file, " has no macro ", name);
+}
+
+// Rows of the GEMV family's outputs: a matrix's rows, or q/k/v rotation pairs.
+int64_t qkv_pairs(const KernelSpec& s) {
+  return (define_int(s, "N_HEAD") + 2 * define_int(s, "N_HEAD_KV")) * define_int(s, "HEAD_DIM") / 2;
+}
+// The GEMVs' blocks: 8 warps of 4 rows (gemv.cuh's GEMV_ROWS), or of 2 q/k/v pairs.
+constexpr int64_t kGemvRows = 32, kGemvPairs = 16;
+constexpr unsigned kGemvThreads = 256;
+}  // namespace
 
 int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
 
@@ -55,14 +118,19 @@ KernelSpec tensor_core_variant(const KernelSpec& s, bool exact) {
   if (exact) t.defines.push_back({"GEMM_EXACT", "1"});
   t.no_fma = exact;  // the f16 GEMM's sums differ from the GEMV's anyway: let it fuse
   t.dynamic_shared = kGemmSharedBytes;
+  // Grid: (token tiles, row tiles); gate/up's and q/k/v's tiles hold half as
+  // many of their rows (a gate row and an up row; a pair of rotated rows).
+  unsigned row_tiles = 0;
   if (s.file == "gemv.cu")
-    t.file = "gemm.cu", t.entries = {"gemm"};
+    t.file = "gemm.cu", row_tiles = blocks_for(define_int(s, "ROWS"), kGemmRows);
   else if (s.file == "gemv_swiglu.cu")
-    t.file = "gemm_swiglu.cu", t.entries = {"gemm_swiglu"};
+    t.file = "gemm_swiglu.cu", row_tiles = blocks_for(define_int(s, "ROWS"), kGemmRows / 2);
   else if (s.file == "qkv_rope_store.cu")
-    t.file = "gemm_qkv_rope_store.cu", t.entries = {"gemm_qkv_rope_store"};
+    t.file = "gemm_qkv_rope_store.cu", row_tiles = blocks_for(qkv_pairs(s), kGemmRows / 2);
   else
     fail("no tensor-core variant of ", s.file);
+  t.entry = kernel_entries(t.file).front();
+  set_launch(t, {1, row_tiles}, 0, kGemmTokens, kGemmThreads);
   return t;
 }
 
@@ -111,6 +179,7 @@ KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float nor
                {"EPI", num(epilogue)}};
   add_emit(s, emit);
   s.no_fma = true;
+  set_launch(s, {blocks_for(rows, kGemvRows)}, 1, tt, kGemvThreads);
   return s;
 }
 
@@ -123,6 +192,7 @@ KernelSpec gemv_swiglu_spec(TensorType gate, TensorType up, int64_t cols, int64_
                {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)}, {"EMIT_Q8", emit.q8 ? "1" : "0"},
                {"EMIT_SS", emit.ss ? "1" : "0"}};
   s.no_fma = true;
+  set_launch(s, {blocks_for(rows, kGemvRows)}, 1, tt, kGemvThreads);
   return s;
 }
 
@@ -145,17 +215,21 @@ KernelSpec qkv_rope_store_spec(const QkvShape& q, int tt) {
   s.defines.push_back({"TT", num(tt)});
   s.defines.push_back({"BLOCK_SIZE", num(q.block_size)});
   s.no_fma = true;
+  set_launch(s, {blocks_for(qkv_pairs(s), kGemvPairs)}, 1, tt, kGemvThreads);
   return s;
 }
 
 KernelSpec rope_spec(int n_head, int head_dim, const graph::RopeParams& rope, bool has_freq_factors) {
   KernelSpec s{"rope.cu", {"rope"}, {{"N_HEAD", num(n_head)}, {"HEAD_DIM", num(head_dim)}}};
   for (auto& d : rope_defines(rope, has_freq_factors)) s.defines.push_back(d);
+  set_launch(s, {}, 0, 1, 128);
   return s;
 }
 
 KernelSpec kv_store_spec(int64_t kv_width, int64_t block_size) {
-  return KernelSpec{"kv_store.cu", {"kv_store"}, {{"KV_WIDTH", num(kv_width)}, {"BLOCK_SIZE", num(block_size)}}};
+  KernelSpec s{"kv_store.cu", {"kv_store"}, {{"KV_WIDTH", num(kv_width)}, {"BLOCK_SIZE", num(block_size)}}};
+  set_launch(s, {}, 0, 1, 128);
+  return s;
 }
 
 int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa) {
@@ -177,7 +251,8 @@ KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx
              ": the attention kernel takes even head sizes up to 256");
   RAYO_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0, "bad GQA ratio");
   const int64_t splits = (n_ctx + chunk - 1) / chunk;
-  return KernelSpec{"attention.cu",
+  // Grid: (kv heads, splits, token rows).
+  KernelSpec s{"attention.cu",
                     {"attention"},
                     {{"HEAD_DIM", num(head_dim)},
                      {"N_HEAD", num(n_head)},
@@ -188,6 +263,8 @@ KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx
                      {"BLOCK_SIZE", num(block_size)},
                      {"EMIT_Q8", emit.q8 ? "1" : "0"},
                      {"FLASH", flash ? "1" : "0"}}};
+  set_launch(s, {static_cast<unsigned>(n_head_kv), static_cast<unsigned>(splits)}, 2, 1, 128);
+  return s;
 }
 
 static bool has_flash_kernel(int n_head, int n_head_kv, int head_dim) {
@@ -207,7 +284,8 @@ int graph_attention_chunk(const graph::Graph& g, const Node& n, int64_t max_seq_
 KernelSpec attention_prefill_spec(int n_head, int n_head_kv, int head_dim, int64_t block_size, Emit emit) {
   RAYO_CHECK(has_flash_kernel(n_head, n_head_kv, head_dim), "attention of ", n_head, "/", n_head_kv, " heads of ",
              head_dim, " has no tensor-core kernel");
-  return KernelSpec{"attention_prefill.cu",
+  // Grid: (kv heads, tiles of kFlashTokens rows); a warp per query head of the group.
+  KernelSpec s{"attention_prefill.cu",
                     {"attention_prefill"},
                     {{"HEAD_DIM", num(head_dim)},
                      {"N_HEAD", num(n_head)},
@@ -215,27 +293,38 @@ KernelSpec attention_prefill_spec(int n_head, int n_head_kv, int head_dim, int64
                      {"SCALE", float_literal(1.0f / std::sqrt(static_cast<float>(head_dim)))},
                      {"BLOCK_SIZE", num(block_size)},
                      {"EMIT_Q8", emit.q8 ? "1" : "0"}}};
-}
-
-KernelSpec rms_norm_spec(int64_t cols, int group, float eps) {
-  return KernelSpec{"rmsnorm.cu", {"rms_norm"}, {{"COLS", num(cols)}, {"GROUP", num(group)}, {"EPS", float_literal(eps)}}};
-}
-
-KernelSpec elementwise_spec(int64_t cols, Emit emit) {
-  KernelSpec s{"elementwise.cu", {"add", "add_bias", "swiglu", "select_rows"}, {{"COLS", num(cols)}}};
-  add_emit(s, emit);
+  set_launch(s, {static_cast<unsigned>(n_head_kv)}, 1, kFlashTokens, static_cast<unsigned>(32 * (n_head / n_head_kv)));
   return s;
 }
 
-KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit) {
-  KernelSpec s{"dequant.cu", {"embed", "dequant_f16"}, {{"WTYPE", type_id(w)}, {"COLS", num(cols)}}};
+KernelSpec rms_norm_spec(int64_t cols, int group, float eps) {
+  KernelSpec s{"rmsnorm.cu", {"rms_norm"}, {{"COLS", num(cols)}, {"GROUP", num(group)}, {"EPS", float_literal(eps)}}};
+  set_launch(s, {}, 0, 1, 256);
+  return s;
+}
+
+KernelSpec elementwise_spec(int64_t cols, Emit emit, const char* entry) {
+  KernelSpec s{"elementwise.cu", entry, {{"COLS", num(cols)}}};
   add_emit(s, emit);
+  set_launch(s, {}, 0, 1, 256);
+  return s;
+}
+
+KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit, const char* entry) {
+  KernelSpec s{"dequant.cu", entry, {{"WTYPE", type_id(w)}, {"COLS", num(cols)}}};
+  add_emit(s, emit);
+  // embed: a block per token row; dequant_f16: 1024 blocks striding over the matrix.
+  if (s.entry == "dequant_f16")
+    set_launch(s, {1024}, -1, 1, 128);
+  else
+    set_launch(s, {}, 0, 1, 128);
   return s;
 }
 
 KernelSpec quantize_spec(int64_t cols, Emit emit) {
   KernelSpec s{"quantize.cu", {"quantize_rows"}, {{"COLS", num(cols)}}};
   add_emit(s, emit);
+  set_launch(s, {}, 0, 1, 256);
   return s;
 }
 
@@ -272,10 +361,10 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
     case Op::MatMulAdd:
       specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 1, emit)));
       return specs;
-    case Op::AddBias:
-    case Op::Add:
-    case Op::SwiGLU:
-    case Op::SelectRows: specs.push_back(elementwise_spec(values[n.out].cols, emit)); return specs;
+    case Op::AddBias: specs.push_back(elementwise_spec(values[n.out].cols, emit, "add_bias")); return specs;
+    case Op::Add: specs.push_back(elementwise_spec(values[n.out].cols, emit, "add")); return specs;
+    case Op::SwiGLU: specs.push_back(elementwise_spec(values[n.out].cols, emit, "swiglu")); return specs;
+    case Op::SelectRows: specs.push_back(elementwise_spec(values[n.out].cols, emit, "select_rows")); return specs;
     case Op::Rope: specs.push_back(rope_spec(n.n_head, n.head_dim, n.rope, n.rope.freq_factors >= 0)); return specs;
     case Op::KvStore:
       specs.push_back(kv_store_spec(static_cast<int64_t>(n.n_head_kv) * n.head_dim, kv.block_size));
@@ -323,7 +412,7 @@ std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape&
     for (const auto& s : node_kernel_specs(g, n, kv, plan)) add(s);
     for (int w : graph::matrix_weights(n)) {
       const auto& wt = g.weights()[w];
-      if (matmul_weight_type(g, n, w) != wt.type) add(dequant_spec(wt.type, wt.cols));
+      if (matmul_weight_type(g, n, w) != wt.type) add(dequant_spec(wt.type, wt.cols, {}, "dequant_f16"));
     }
   }
   add(sample_kernel_spec(g.values()[g.output()].cols));  // the sampler, at the end of every step
@@ -382,7 +471,7 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
       out.push_back(t);
     }
   }
-  out.push_back(elementwise_spec(s.n_embd, normed));  // select_rows
+  out.push_back(elementwise_spec(s.n_embd, normed, "select_rows"));
   out.push_back(gemv_spec(s.output, s.n_embd, s.n_vocab, 1, s.eps, 0));
   out.push_back(sample_kernel_spec(s.n_vocab));
   return out;

@@ -1,8 +1,12 @@
 #pragma once
-// Which kernel variants a graph needs: each is a kernel source file compiled
-// with shape constants as -D macros (HEAD_DIM, COLS, WTYPE, ...). One place
-// decides the macros, used by the backend (what to compile and launch), by
-// `rayo kernels --precompile` and by the NVRTC compile tests, so all three agree.
+// Which kernel variants a graph needs and how each is launched: a variant is
+// a kernel source file compiled with shape constants as -D macros (HEAD_DIM,
+// COLS, WTYPE, ...) and one of its kernels, launched with a grid, block and
+// dynamic shared memory that follow from the same shape, and one argument
+// struct (kernels/kernel_args.cuh). One place decides all of it, used by the
+// backend (what to compile and launch), by `rayo kernels --precompile`, by the
+// kernel benchmark and by the tests (NVRTC compiles, the SIMT emulator's
+// launches, the native ones), so that they all agree.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -13,9 +17,17 @@
 
 namespace rayo::cuda {
 
+// A launch's geometry: blocks on each axis, threads per block, bytes of
+// dynamic shared memory.
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block = 0;
+  unsigned shared = 0;
+};
+
 struct KernelSpec {
-  std::string file;                 // "gemv.cu"
-  std::vector<std::string> entries; // the kernels of the file the caller launches
+  std::string file;   // "gemv.cu"
+  std::string entry;  // the kernel it launches ("gemv"); the file's others are specs of the same key
   std::vector<std::pair<std::string, std::string>> defines;  // in order
   // Compiled with --fmad=false: no a * b + c contracted into an FMA, so that
   // every variant of the matmul family (GEMV token tiles, the exact GEMM)
@@ -24,9 +36,21 @@ struct KernelSpec {
   // Bytes of dynamic shared memory its kernels are launched with (0: static
   // only). Not part of the key: it does not change the code.
   unsigned dynamic_shared = 0;
-  // Stable text naming the variant: "gemv.cu WTYPE=12 COLS=4096 ...".
+  // The grid is `grid` but on the token axis (if token_axis >= 0), which has
+  // a block per token_tile token rows of the step; `block` threads each.
+  unsigned grid[3] = {1, 1, 1};
+  int token_axis = -1;
+  int64_t token_tile = 1;
+  unsigned block = 0;
+  // Stable text naming the compiled code: "gemv.cu WTYPE=12 COLS=4096 ...".
   std::string key() const;
+  // Its launch for a step of up to `token_rows` rows (the graph's bound: a
+  // kernel's blocks past the step's *n_rows return at once).
+  LaunchShape launch(int64_t token_rows) const;
 };
+
+// The kernels of a kernel file, in the order the file defines them.
+const std::vector<std::string>& kernel_entries(const std::string& file);
 
 // Token rows per GEMV block: decode graphs use 1, batches share each decoded
 // weight group between this many rows.
@@ -122,10 +146,12 @@ bool uses_flash_attention(const graph::Graph& g, const graph::Node& n);
 // size; a batch-invariant graph's is a decode step's, whatever its size).
 int graph_attention_chunk(const graph::Graph& g, const graph::Node& n, int64_t max_seq_len);
 KernelSpec rms_norm_spec(int64_t cols, int group, float eps);
-// Row-wise ops; select_rows writes the twin of its output (emit).
-KernelSpec elementwise_spec(int64_t cols, Emit emit = {});
-// embed (writing the twin of its rows) and dequant_f16.
-KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit = {});
+// Row-wise ops (entry: add, add_bias, swiglu, select_rows); select_rows writes
+// the twin of its output (emit).
+KernelSpec elementwise_spec(int64_t cols, Emit emit = {}, const char* entry = "add");
+// embed (writing the twin of its rows), or with entry "dequant_f16" a whole
+// matrix (`rows` of them) to f16.
+KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit = {}, const char* entry = "embed");
 // The twin of f32 rows, for activations whose producer cannot write it.
 KernelSpec quantize_spec(int64_t cols, Emit emit);
 

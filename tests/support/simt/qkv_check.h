@@ -12,12 +12,16 @@
 #include <vector>
 
 #include "backends/cpu/ops.h"
+#include "backends/cuda/kernel_specs.h"
 #include "common/half.h"
 #include "common/strings.h"
 #include "graph/graph.h"
 #include "quant/tensor_type.h"
 #include "support/simt/kernel_test_util.h"
 #include "support/simt/q8_reference.h"
+#include "support/simt/simt.h"
+// The kernels' argument structs at global scope, as the kernel tests have them.
+#include "backends/cuda/kernels/common.cuh"
 
 namespace rayo::test {
 
@@ -38,19 +42,31 @@ struct QkvTokens {
   int blocks_per_seq = 0;
 };
 
-// The kernel's arguments, in its order; it writes q, k_cache and v_cache.
+// A run of the kernel: its argument (it writes q, k_cache and v_cache), the
+// step's token rows and the shape its spec is made from.
 struct QkvBuffers {
-  const uint8_t *wq, *wk, *wv;
-  const float *bq, *bk, *bv, *x;
-  const int8_t* xq;
-  const TwinDs* xds;
-  const float *xss, *norm_w, *freq_factors;
-  float* q;
-  uint16_t *k_cache, *v_cache;
-  const int *positions, *seqs, *table, *blocks_per_seq, *n_rows;
-  int rows;       // tokens
-  int64_t pairs;  // (q width + 2 kv width) / 2: the kernel's work items
+  QkvArgs args;
+  int rows;
+  cuda::QkvShape shape;
 };
+
+// The kernel variant's shape for a case (KV cache blocks of 16 positions).
+inline cuda::QkvShape qkv_shape(const QkvCase& c) {
+  cuda::QkvShape s;
+  s.q = c.q;
+  s.k = c.k;
+  s.v = c.v;
+  s.cols = c.cols;
+  s.n_head = c.n_head;
+  s.n_head_kv = c.n_head_kv;
+  s.head_dim = c.head_dim;
+  s.rope = c.rope;
+  s.has_freq_factors = c.ff;
+  s.bias = c.bias;
+  s.norm_eps = c.norm ? c.eps : -1.0f;
+  s.block_size = 16;
+  return s;
+}
 
 // Runs the kernel (`run`) on weights and inputs drawn from `seed`, then checks
 // every token. dot_tol(K, sum of |products|) bounds one dot product's error.
@@ -84,10 +100,22 @@ inline void check_qkv(const QkvCase& c, const QkvTokens& tokens, uint32_t seed,
   const auto twin = q8_twin(x.data(), rows, K, quantized && c.norm ? nw.data() : nullptr);
   std::vector<float> q(rows * qw, NAN);
   std::vector<uint16_t> kc(cache_rows * kvw, 0), vc(cache_rows * kvw, 0);
-  run(QkvBuffers{gq.data(), gk.data(), gv.data(), bq.data(), bk.data(), bv.data(), x.data(), twin.q.data(),
-                 twin.ds.data(), twin.ss.data(), nw.data(), ff.data(), q.data(), kc.data(), vc.data(),
-                 positions.data(), tokens.seqs.data(), tokens.table.data(), &tokens.blocks_per_seq, &rows, rows,
-                 (qw + 2 * kvw) / 2});
+  const QkvArgs args{gq.data(),
+                     gk.data(),
+                     gv.data(),
+                     bq.data(),
+                     bk.data(),
+                     bv.data(),
+                     x.data(),
+                     {twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data()},
+                     nw.data(),
+                     ff.data(),
+                     q.data(),
+                     kc.data(),
+                     vc.data(),
+                     {positions.data(), tokens.seqs.data(), tokens.table.data(), &tokens.blocks_per_seq},
+                     &rows};
+  run(QkvBuffers{args, rows, qkv_shape(c)});
 
   std::vector<float> pq(qw), pk(kvw), pv(kvw), rq(qw), rk(kvw);
   std::vector<double> tq(qw), tk(kvw), tv(kvw);

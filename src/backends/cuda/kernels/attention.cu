@@ -121,20 +121,19 @@ __device__ __forceinline__ void attention_merge(const float* partial, float* out
 }
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(ATT_THREADS)
-attention(const float* q, const u16* k_cache, const u16* v_cache, float* partial, int* counters, float* out, i8* out_q,
-          float2* out_ds, const int* positions, const int* seq, const int* block_table, const int* max_blocks,
-          const int* n_rows) {
+attention(const AttentionArgs args) {
   const int g = blockIdx.x, s = blockIdx.y, t = blockIdx.z;
-  if (t >= *n_rows) return;
-  if (FLASH && fa_tile_here(seq, t / FA_TOKENS * FA_TOKENS, *n_rows)) return;  // attention_prefill.cu's row
-  const int pos = positions[t];
+  if (t >= *args.n_rows) return;
+  // attention_prefill.cu's row:
+  if (FLASH && fa_tile_here(args.kv.seq, t / FA_TOKENS * FA_TOKENS, *args.n_rows)) return;
+  const int pos = args.kv.positions[t];
   const int begin = s * CHUNK;
   if (begin > pos) return;
   const int n = begin + CHUNK < pos + 1 ? CHUNK : pos + 1 - begin;  // positions of this split
   const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
   const int e = tid % TPP2, pg = tid / TPP2;  // slice of the head, position group
   const bool active = e < TPP;
-  const int* table = block_table + seq[t] * *max_blocks;
+  const int* table = args.kv.block_table + args.kv.seq[t] * *args.kv.max_blocks;
   const long long head_off = static_cast<long long>(g) * HEAD_DIM + e * EPT;
 
   __shared__ float scores[GQA][CHUNK];
@@ -150,8 +149,9 @@ RAYO_UNROLL
 RAYO_UNROLL
     for (int i = 0; i < EPT; ++i)
       qv[h][i] =
-          active ? q[static_cast<long long>(t) * (N_HEAD * HEAD_DIM) + (g * GQA + h) * HEAD_DIM + e * EPT + i] * SCALE
-                 : 0.0f;
+          active
+              ? args.q[static_cast<long long>(t) * (N_HEAD * HEAD_DIM) + (g * GQA + h) * HEAD_DIM + e * EPT + i] * SCALE
+              : 0.0f;
   for (int j0 = 0; j0 < n; j0 += PPP * kUnroll) {
     float kv[kUnroll][EPT];
 RAYO_UNROLL
@@ -159,7 +159,8 @@ RAYO_UNROLL
       const int j = j0 + u * PPP + pg;
 RAYO_UNROLL
       for (int i = 0; i < EPT; ++i) kv[u][i] = 0.0f;
-      if (active && j < n) load_halves(k_cache + kv_row(table, 0, 0, begin + j, BLOCK_SIZE) * KV_WIDTH + head_off, kv[u]);
+      if (active && j < n)
+        load_halves(args.k_cache + kv_row(table, 0, 0, begin + j, BLOCK_SIZE) * KV_WIDTH + head_off, kv[u]);
     }
 RAYO_UNROLL
     for (int u = 0; u < kUnroll; ++u) {
@@ -208,7 +209,7 @@ RAYO_UNROLL
 RAYO_UNROLL
       for (int u = 0; u < kUnroll; ++u) {
         const int j = j0 + u * PPP;
-        if (j < n) load_halves(v_cache + kv_row(table, 0, 0, begin + j, BLOCK_SIZE) * KV_WIDTH + head_off, vv[u]);
+        if (j < n) load_halves(args.v_cache + kv_row(table, 0, 0, begin + j, BLOCK_SIZE) * KV_WIDTH + head_off, vv[u]);
       }
 RAYO_UNROLL
       for (int u = 0; u < kUnroll; ++u) {
@@ -242,7 +243,7 @@ RAYO_UNROLL
   }
   for (int x = tid; x < GQA * HEAD_DIM; x += ATT_THREADS) {
     const int h = x / HEAD_DIM, d = x % HEAD_DIM;
-    float* part = partial + ((static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS + s) * PART;
+    float* part = args.partial + ((static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS + s) * PART;
     part[2 + d] = red[h][d];
     if (d == 0) {
       part[0] = head_m[h];
@@ -256,12 +257,12 @@ RAYO_UNROLL
   __threadfence();  // this block's partials, visible before it is counted
   __syncthreads();
   if (tid == 0) {
-    int* counter = counters + t * N_HEAD_KV + g;
+    int* counter = args.counters + t * N_HEAD_KV + g;
     last = atomicAdd(counter, 1) == n_splits - 1;
     if (last) *counter = 0;  // for the next step
   }
   __syncthreads();
   if (!last) return;
   __threadfence();
-  attention_merge(partial, out, out_q, out_ds, g, t, n_splits);
+  attention_merge(args.partial, args.out, args.out_q, args.out_ds, g, t, n_splits);
 }

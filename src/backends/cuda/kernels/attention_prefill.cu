@@ -76,27 +76,25 @@ __device__ __forceinline__ void fa_stage_tile(FaTiles& tiles, int stage, int k0,
 }
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(FA_THREADS, 1)  // every register a block may have: ptxas otherwise stops at 128
-attention_prefill(const float* q, const u16* k_cache, const u16* v_cache, float* out, i8* out_q, float2* out_ds,
-                  const int* positions, const int* seq, const int* block_table, const int* max_blocks,
-                  const int* n_rows) {
-  const int g = blockIdx.x, n = *n_rows;
+attention_prefill(const AttentionArgs args) {
+  const int g = blockIdx.x, n = *args.n_rows;
   const int t0 = blockIdx.y * FA_TOKENS;
-  if (!fa_tile_here(seq, t0, n)) return;
+  if (!fa_tile_here(args.kv.seq, t0, n)) return;
   const int nt = n - t0 < FA_TOKENS ? n - t0 : FA_TOKENS;
   const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
   const int gr = lane / 4, tq = lane % 4;  // the fragments' row group and column pair (mma.cuh)
   const int head = g * GQA + warp;
-  const int* table = block_table + seq[t0] * *max_blocks;
+  const int* table = args.kv.block_table + args.kv.seq[t0] * *args.kv.max_blocks;
 
   __shared__ FaTiles tiles;
   __shared__ int last_pos;
 
   // This lane's tokens (fragment rows gr and gr + 8): their positions, -1 past the step.
-  const int pos_lo = gr < nt ? positions[t0 + gr] : -1;
-  const int pos_hi = gr + 8 < nt ? positions[t0 + gr + 8] : -1;
+  const int pos_lo = gr < nt ? args.kv.positions[t0 + gr] : -1;
+  const int pos_hi = gr + 8 < nt ? args.kv.positions[t0 + gr + 8] : -1;
   if (tid == 0) {
     int m = 0;
-    for (int i = 0; i < nt; ++i) m = positions[t0 + i] > m ? positions[t0 + i] : m;
+    for (int i = 0; i < nt; ++i) m = args.kv.positions[t0 + i] > m ? args.kv.positions[t0 + i] : m;
     last_pos = m;
   }
 
@@ -104,7 +102,7 @@ attention_prefill(const float* q, const u16* k_cache, const u16* v_cache, float*
   constexpr int kSteps = HEAD_DIM / 16;
   u32 qa[kSteps][4];
   {
-    const float* q_lo = q + static_cast<long long>(t0 + gr) * (N_HEAD * HEAD_DIM) + head * HEAD_DIM;
+    const float* q_lo = args.q + static_cast<long long>(t0 + gr) * (N_HEAD * HEAD_DIM) + head * HEAD_DIM;
     const float* q_hi = q_lo + 8LL * (N_HEAD * HEAD_DIM);
     auto at = [&](const float* row, bool valid, int d) { return valid ? row[d] * SCALE : 0.0f; };
 RAYO_UNROLL
@@ -126,13 +124,13 @@ RAYO_UNROLL
   __syncthreads();
   const int end = last_pos + 1;
 
-  fa_stage_tile(tiles, 0, 0, end, k_cache, v_cache, table, g);
+  fa_stage_tile(tiles, 0, 0, end, args.k_cache, args.v_cache, table, g);
   cp_async_commit();
   for (int k0 = 0, stage = 0; k0 < end; k0 += FA_KEYS, stage ^= 1) {
     // 1. The next tile's copies go out (into the stage the previous tile's
     //    products were done with); this tile's must have landed.
     __syncthreads();
-    if (k0 + FA_KEYS < end) fa_stage_tile(tiles, stage ^ 1, k0 + FA_KEYS, end, k_cache, v_cache, table, g);
+    if (k0 + FA_KEYS < end) fa_stage_tile(tiles, stage ^ 1, k0 + FA_KEYS, end, args.k_cache, args.v_cache, table, g);
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
@@ -227,7 +225,7 @@ RAYO_UNROLL
 
   // O / l for this warp's head: rows gr and gr + 8, columns 8d + 2tq, + 1.
   const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f, inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
-  float* out_lo = out + static_cast<long long>(t0 + gr) * (N_HEAD * HEAD_DIM) + head * HEAD_DIM;
+  float* out_lo = args.out + static_cast<long long>(t0 + gr) * (N_HEAD * HEAD_DIM) + head * HEAD_DIM;
   float* out_hi = out_lo + 8LL * (N_HEAD * HEAD_DIM);
 RAYO_UNROLL
   for (int d = 0; d < kDimTiles; ++d) {
@@ -248,8 +246,9 @@ RAYO_UNROLL
     constexpr int kBlocks = GQA * HEAD_DIM / 32;
     for (int task = warp; task < nt * kBlocks; task += GQA) {
       const int t = task / kBlocks, b = task % kBlocks;
-      const TwinRow twin = twin_row<N_HEAD * HEAD_DIM>(out_q, out_ds, nullptr, t0 + t);
-      const float v = out[static_cast<long long>(t0 + t) * (N_HEAD * HEAD_DIM) + g * GQA * HEAD_DIM + 32 * b + lane];
+      const TwinRow twin = twin_row<N_HEAD * HEAD_DIM>(args.out_q, args.out_ds, nullptr, t0 + t);
+      const float v =
+          args.out[static_cast<long long>(t0 + t) * (N_HEAD * HEAD_DIM) + g * GQA * HEAD_DIM + 32 * b + lane];
       emit_block32<false>(v, 0.0f, g * kBlocks + b, twin.q, twin.ds, nullptr);
     }
   }

@@ -27,6 +27,8 @@ typedef unsigned short u16;
 typedef unsigned int u32;
 typedef signed char i8;
 
+#include "kernel_args.cuh"
+
 // ggml type ids (quant/tensor_type.h): the WTYPE macros of the kernels use them.
 #define FMT_F32 0
 #define FMT_F16 1
@@ -415,6 +417,10 @@ __device__ __forceinline__ float rope_angle(int pos, int i, float theta_scale, f
 // pos % block_size; a layer's cache is [rows][kv_width] halves.
 __device__ __forceinline__ long long kv_row(const int* block_table, int seq, int max_blocks, int pos, int block_size) {
   return static_cast<long long>(block_table[seq * max_blocks + pos / block_size]) * block_size + pos % block_size;
+}
+// The cache row of token row t's position pos, in its sequence's table.
+__device__ __forceinline__ long long kv_row(const KvPlaces& kv, int t, int pos, int block_size) {
+  return kv_row(kv.block_table, kv.seq[t], *kv.max_blocks, pos, block_size);
 }
 
 // Prompt attention on tensor cores (attention_prefill.cu) takes a step's rows in

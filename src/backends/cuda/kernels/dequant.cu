@@ -11,12 +11,11 @@
 #define EMBED_THREADS 128
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EMBED_THREADS)
-embed(const u8* w, const int* tokens, float* y, const float* norm_w, i8* yq, float2* yds, float* yss,
-      const int* n_rows) {
+embed(const EmbedArgs args) {
   const int t = blockIdx.x;
-  if (t >= *n_rows) return;
-  const u8* row = w + static_cast<long long>(tokens[t]) * fmt_row_bytes<WTYPE>(COLS);
-  float* out = y + static_cast<long long>(t) * COLS;
+  if (t >= *args.n_rows) return;
+  const u8* row = args.w + static_cast<long long>(args.tokens[t]) * fmt_row_bytes<WTYPE>(COLS);
+  float* out = args.y + static_cast<long long>(t) * COLS;
   for (int g = threadIdx.x; g < COLS / 8; g += EMBED_THREADS) {
     float v[8];
     load8<WTYPE>(row, g, v);
@@ -28,21 +27,21 @@ RAYO_UNROLL
   if (EMIT_Q8 || EMIT_SS) {
     __syncthreads();
     emit_twin_row<COLS, EMBED_THREADS, EMIT_NORM != 0>(
-        out, norm_w, twin_row<COLS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t));
+        out, args.norm_w, twin_row<COLS, EMIT_Q8 != 0, EMIT_SS != 0>(args.yt, t));
   }
 }
 
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128) dequant_f16(const u8* w, u16* out, long long rows) {
-  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-    const u8* row = w + r * fmt_row_bytes<WTYPE>(COLS);
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128) dequant_f16(const DequantArgs args) {
+  for (long long r = blockIdx.x; r < args.rows; r += gridDim.x) {
+    const u8* row = args.w + r * fmt_row_bytes<WTYPE>(COLS);
     for (int g = threadIdx.x; g < COLS / 8; g += blockDim.x) {
       float v[8];
       load8<WTYPE>(row, g, v);
 RAYO_UNROLL
-      for (int i = 0; i < 8; ++i) out[r * COLS + 8 * g + i] = f2h(v[i]);
+      for (int i = 0; i < 8; ++i) args.out[r * COLS + 8 * g + i] = f2h(v[i]);
     }
     if constexpr (COLS % 8 != 0)
       for (int k = (COLS / 8) * 8 + threadIdx.x; k < COLS; k += blockDim.x)
-        out[r * COLS + k] = f2h(load1<WTYPE>(row, k));
+        args.out[r * COLS + k] = f2h(load1<WTYPE>(row, k));
   }
 }

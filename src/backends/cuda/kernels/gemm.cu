@@ -9,9 +9,8 @@
 #include "gemm_namespace.cuh"
 
 RAYO_KERNEL GEMM_LAUNCH_BOUNDS
-gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w, float* y,
-     const float* epi, i8* yq, float2* yds, float* yss, const float* y_norm_w, const int* n_rows) {
-  const int n = *n_rows;
+gemm(const MatmulArgs args) {
+  const int n = *args.n_rows;
   const int t0 = blockIdx.x * GEMM_TOKENS;
   if (t0 >= n) return;
   const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
@@ -22,12 +21,12 @@ gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* 
     for (int task = threadIdx.x; task < GEMM_ROWS * kPer; task += GEMM_THREADS) {
       const int r = task / kPer;
       const long long row = row0 + r < ROWS ? row0 + r : ROWS - 1;  // rows past the matrix: read, not written
-      op(GemmMatrix<WTYPE, ROWS>{}, w, row, task % kPer, r);
+      op(GemmMatrix<WTYPE, ROWS>{}, args.w, row, task % kPer, r);
     }
   };
-  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE>(units, xq + static_cast<long long>(t0) * COLS,
-                             xds + static_cast<long long>(t0) * (COLS / 32),
-                             offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
+  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE>(units, args.xt.q + static_cast<long long>(t0) * COLS,
+                             args.xt.ds + static_cast<long long>(t0) * (COLS / 32),
+                             offset(args.xt.ss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
   float (*out)[GEMM_ROWS] = sh.out();
   for (int i = threadIdx.x; i < GEMM_TOKENS * GEMM_ROWS; i += GEMM_THREADS) {
     const int t = i / GEMM_ROWS, r = i % GEMM_ROWS;
@@ -35,9 +34,9 @@ gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* 
     float v = 0.0f;
     if (t < nt && row < ROWS) {
       v = out[t][r] * (NORM && !kNormInSums ? sh.inv()[t] : 1.0f);
-      if (EPI == 1) v += epi[(t0 + t) * static_cast<long long>(ROWS) + row];
-      if (EPI == 2) v += epi[row];
-      y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
+      if (EPI == 1) v += args.epi[(t0 + t) * static_cast<long long>(ROWS) + row];
+      if (EPI == 2) v += args.epi[row];
+      args.y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
     }
     out[t][r] = v;
   }
@@ -47,8 +46,8 @@ gemm(const u8* w, const float* x, const i8* xq, const float2* xds, const float* 
     for (int task = threadIdx.x / WARP; task < nt * (GEMM_ROWS / 32); task += GEMM_WARPS) {
       const int t = task / (GEMM_ROWS / 32), blk = task % (GEMM_ROWS / 32);
       const long long col = row0 + 32 * blk + lane;
-      const float nw = EMIT_NORM && col < ROWS ? y_norm_w[col] : 0.0f;
-      const TwinRow twin = twin_row<ROWS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t0 + t);
+      const float nw = EMIT_NORM && col < ROWS ? args.y_norm_w[col] : 0.0f;
+      const TwinRow twin = twin_row<ROWS, EMIT_Q8 != 0, EMIT_SS != 0>(args.yt, t0 + t);
       if (row0 + 32 * blk < ROWS)
         emit_block32<EMIT_NORM != 0>(out[t][32 * blk + lane], nw, static_cast<int>((row0 + 32 * blk) / 32), twin.q,
                                      twin.ds, twin.ss);

@@ -35,11 +35,8 @@ __device__ __forceinline__ QkvPair qkv_pair(int p) {
 }
 
 RAYO_KERNEL GEMM_LAUNCH_BOUNDS
-gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, const float* bk, const float* bv,
-                    const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w,
-                    const float* freq_factors, float* q_out, u16* k_cache, u16* v_cache, const int* positions,
-                    const int* seq, const int* block_table, const int* max_blocks, const int* n_rows) {
-  const int n = *n_rows;
+gemm_qkv_rope_store(const QkvArgs args) {
+  const int n = *args.n_rows;
   const int t0 = blockIdx.x * GEMM_TOKENS;
   if (t0 >= n) return;
   const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
@@ -54,17 +51,17 @@ gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, c
       const QkvPair qp = qkv_pair(p);
       const long long row = srow % 2 ? qp.r1 : qp.r0;
       if (qp.which == 0) {
-        if (uc < gemm_units_per_chunk<QTYPE>()) op(GemmMatrix<QTYPE, N_HEAD * HEAD_DIM>{}, wq, row, uc, srow);
+        if (uc < gemm_units_per_chunk<QTYPE>()) op(GemmMatrix<QTYPE, N_HEAD * HEAD_DIM>{}, args.wq, row, uc, srow);
       } else if (qp.which == 1) {
-        if (uc < gemm_units_per_chunk<KTYPE>()) op(GemmMatrix<KTYPE, N_HEAD_KV * HEAD_DIM>{}, wk, row, uc, srow);
+        if (uc < gemm_units_per_chunk<KTYPE>()) op(GemmMatrix<KTYPE, N_HEAD_KV * HEAD_DIM>{}, args.wk, row, uc, srow);
       } else {
-        if (uc < gemm_units_per_chunk<VTYPE>()) op(GemmMatrix<VTYPE, N_HEAD_KV * HEAD_DIM>{}, wv, row, uc, srow);
+        if (uc < gemm_units_per_chunk<VTYPE>()) op(GemmMatrix<VTYPE, N_HEAD_KV * HEAD_DIM>{}, args.wv, row, uc, srow);
       }
     }
   };
-  const i8* tq = xq + static_cast<long long>(t0) * COLS;
-  const float2* tds = xds + static_cast<long long>(t0) * (COLS / 32);
-  const float* tss = offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32));
+  const i8* tq = args.xt.q + static_cast<long long>(t0) * COLS;
+  const float2* tds = args.xt.ds + static_cast<long long>(t0) * (COLS / 32);
+  const float* tss = offset(args.xt.ss, static_cast<long long>(t0) * ((COLS + 31) / 32));
 #if GEMM_EXACT
   // Each tile holds pairs of one matrix (the host checks HEAD_DIM % 64 == 0),
   // whose format decides how the tokens are staged.
@@ -86,13 +83,13 @@ gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, c
     const float inv = NORM && !kNormInSums ? sh.inv()[t] : 1.0f;
     float x0 = out[t][2 * pl] * inv, x1 = out[t][2 * pl + 1] * inv;
     if (QKV_BIAS) {
-      const float* bias = qp.which == 0 ? bq : qp.which == 1 ? bk : bv;
+      const float* bias = qp.which == 0 ? args.bq : qp.which == 1 ? args.bk : args.bv;
       x0 += bias[qp.r0];
       x1 += bias[qp.r1];
     }
-    const int pos = positions[t0 + t];
+    const int pos = args.kv.positions[t0 + t];
     if (qp.which < 2 && qp.i < N_ROT / 2) {
-      const float ff = HAS_FF ? freq_factors[qp.i] : 1.0f;
+      const float ff = HAS_FF ? args.freq_factors[qp.i] : 1.0f;
       const float angle = rope_angle(pos, qp.i, THETA_SCALE, FREQ_SCALE, ff);
       const float c = cosf(angle), s = sinf(angle);
       const float y0 = x0 * c - x1 * s;
@@ -101,12 +98,12 @@ gemm_qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, c
       x1 = y1;
     }
     if (qp.which == 0) {
-      float* q = q_out + (t0 + t) * static_cast<long long>(N_HEAD * HEAD_DIM);
+      float* q = args.q_out + (t0 + t) * static_cast<long long>(N_HEAD * HEAD_DIM);
       q[qp.r0] = x0;
       q[qp.r1] = x1;
     } else {
-      u16* cache = qp.which == 1 ? k_cache : v_cache;
-      const long long row = kv_row(block_table, seq[t0 + t], *max_blocks, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
+      u16* cache = qp.which == 1 ? args.k_cache : args.v_cache;
+      const long long row = kv_row(args.kv, t0 + t, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
       cache[row + qp.r0] = f2h(x0);
       cache[row + qp.r1] = f2h(x1);
     }

@@ -10,9 +10,8 @@
 #define SWIGLU_ROWS (GEMM_ROWS / 2)
 
 RAYO_KERNEL GEMM_LAUNCH_BOUNDS
-gemm_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const float2* xds, const float* xss,
-            const float* norm_w, float* y, i8* yq, float2* yds, float* yss, const int* n_rows) {
-  const int n = *n_rows;
+gemm_swiglu(const GateUpArgs args) {
+  const int n = *args.n_rows;
   const int t0 = blockIdx.x * GEMM_TOKENS;
   if (t0 >= n) return;
   const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
@@ -26,14 +25,14 @@ gemm_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const floa
       const int r = local / per;
       const long long row = row0 + r < ROWS ? row0 + r : ROWS - 1;
       if (gate)
-        op(GemmMatrix<WTYPE, ROWS>{}, wg, row, local % per, r);
+        op(GemmMatrix<WTYPE, ROWS>{}, args.gate, row, local % per, r);
       else
-        op(GemmMatrix<WTYPE2, ROWS>{}, wu, row, local % per, SWIGLU_ROWS + r);
+        op(GemmMatrix<WTYPE2, ROWS>{}, args.up, row, local % per, SWIGLU_ROWS + r);
     }
   };
-  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE2>(units, xq + static_cast<long long>(t0) * COLS,
-                             xds + static_cast<long long>(t0) * (COLS / 32),
-                             offset(xss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
+  gemm_tile<COLS, NORM != 0, WTYPE, WTYPE2>(units, args.xt.q + static_cast<long long>(t0) * COLS,
+                             args.xt.ds + static_cast<long long>(t0) * (COLS / 32),
+                             offset(args.xt.ss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
   float (*out)[GEMM_ROWS] = sh.out();
   // y into the gate half of the sums (each thread reads and writes its own (t, r)).
   for (int i = threadIdx.x; i < GEMM_TOKENS * SWIGLU_ROWS; i += GEMM_THREADS) {
@@ -43,7 +42,7 @@ gemm_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const floa
     if (t < nt && row < ROWS) {
       const float inv = NORM && !kNormInSums ? sh.inv()[t] : 1.0f;
       v = silu(out[t][r] * inv) * (out[t][SWIGLU_ROWS + r] * inv);
-      y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
+      args.y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
     }
     out[t][r] = v;
   }
@@ -51,7 +50,7 @@ gemm_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const floa
     __syncthreads();
     const int lane = threadIdx.x % WARP;
     for (int t = threadIdx.x / WARP; t < nt; t += GEMM_WARPS) {
-      const TwinRow twin = twin_row<ROWS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t0 + t);
+      const TwinRow twin = twin_row<ROWS, EMIT_Q8 != 0, EMIT_SS != 0>(args.yt, t0 + t);
       emit_block32<false>(out[t][lane], 0.0f, static_cast<int>(blockIdx.y), twin.q, twin.ds, twin.ss);
     }
   }

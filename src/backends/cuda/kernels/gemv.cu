@@ -17,22 +17,22 @@
 // llama3-8b's output matrix read at 56% of the copy bandwidth instead of 78%
 // (H200). Token tiles keep the registers their sums need.
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, TT == 1 ? 2 : 1)
-gemv(const u8* w, const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w, float* y,
-     const float* epi, i8* yq, float2* yds, float* yss, const float* y_norm_w, const int* n_rows) {
-  const int n = *n_rows;
+gemv(const MatmulArgs args) {
+  const int n = *args.n_rows;
   const int t0 = blockIdx.y * TT;
   if (t0 >= n) return;
   const int nt = n - t0 < TT ? n - t0 : TT;
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const long long row0 = static_cast<long long>(blockIdx.x) * GEMV_ROWS + warp * GEMV_ROWS_PER_WARP;
   float inv[TT];
-  row_inv_rms<COLS, TT, NORM != 0>(offset(xss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
-  const GemvInput in{offset(x, static_cast<long long>(t0) * COLS), offset(xq, static_cast<long long>(t0) * COLS),
-                     offset(xds, static_cast<long long>(t0) * (COLS / 32)), nullptr, norm_w};
+  row_inv_rms<COLS, TT, NORM != 0>(offset(args.xt.ss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
+  const GemvInput in{offset(args.x, static_cast<long long>(t0) * COLS),
+                     offset(args.xt.q, static_cast<long long>(t0) * COLS),
+                     offset(args.xt.ds, static_cast<long long>(t0) * (COLS / 32)), nullptr, args.norm_w};
   long long rows[GEMV_ROWS_PER_WARP];
   clamp_rows<ROWS>(row0, rows);
   float acc[GEMV_ROWS_PER_WARP][TT];
-  warp_rows<WTYPE, ROWS, COLS, TT, NORM != 0>(w, rows, in, inv, nt, acc);
+  warp_rows<WTYPE, ROWS, COLS, TT, NORM != 0>(args.w, rows, in, inv, nt, acc);
   __shared__ float out[TT][GEMV_ROWS];
   if (lane == 0) {
 RAYO_UNROLL
@@ -43,9 +43,9 @@ RAYO_UNROLL
         if (t >= nt) continue;
         float v = acc[r][t];
         if (row < ROWS) {
-          if (EPI == 1) v += epi[(t0 + t) * static_cast<long long>(ROWS) + row];
-          if (EPI == 2) v += epi[row];
-          y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
+          if (EPI == 1) v += args.epi[(t0 + t) * static_cast<long long>(ROWS) + row];
+          if (EPI == 2) v += args.epi[row];
+          args.y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
         } else {
           v = 0.0f;
         }
@@ -55,7 +55,7 @@ RAYO_UNROLL
   }
   if (EMIT_Q8 || EMIT_SS) {
     __syncthreads();
-    const TwinRow first = twin_row<ROWS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t0);
-    emit_twin_rows<ROWS, EMIT_NORM != 0>(out, nt, y_norm_w, first.q, first.ds, first.ss);
+    const TwinRow first = twin_row<ROWS, EMIT_Q8 != 0, EMIT_SS != 0>(args.yt, t0);
+    emit_twin_rows<ROWS, EMIT_NORM != 0>(out, nt, args.y_norm_w, first.q, first.ds, first.ss);
   }
 }

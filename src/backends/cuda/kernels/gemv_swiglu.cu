@@ -14,22 +14,22 @@
 #define GEMV_SWIGLU_MIN_BLOCKS \
   (TT == 1 && WTYPE != FMT_Q3_K && WTYPE != FMT_Q6_K && WTYPE2 != FMT_Q3_K && WTYPE2 != FMT_Q6_K ? 2 : 1)
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, GEMV_SWIGLU_MIN_BLOCKS)
-gemv_swiglu(const u8* wg, const u8* wu, const float* x, const i8* xq, const float2* xds, const float* xss,
-            const float* norm_w, float* y, i8* yq, float2* yds, float* yss, const int* n_rows) {
-  const int n = *n_rows;
+gemv_swiglu(const GateUpArgs args) {
+  const int n = *args.n_rows;
   const int t0 = blockIdx.y * TT;
   if (t0 >= n) return;
   const int nt = n - t0 < TT ? n - t0 : TT;
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const long long row0 = static_cast<long long>(blockIdx.x) * GEMV_ROWS + warp * GEMV_ROWS_PER_WARP;
   float inv[TT];
-  row_inv_rms<COLS, TT, NORM != 0>(offset(xss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
-  const GemvInput in{offset(x, static_cast<long long>(t0) * COLS), offset(xq, static_cast<long long>(t0) * COLS),
-                     offset(xds, static_cast<long long>(t0) * (COLS / 32)), nullptr, norm_w};
+  row_inv_rms<COLS, TT, NORM != 0>(offset(args.xt.ss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
+  const GemvInput in{offset(args.x, static_cast<long long>(t0) * COLS),
+                     offset(args.xt.q, static_cast<long long>(t0) * COLS),
+                     offset(args.xt.ds, static_cast<long long>(t0) * (COLS / 32)), nullptr, args.norm_w};
   long long rows[GEMV_ROWS_PER_WARP];
   clamp_rows<ROWS>(row0, rows);
   float g[GEMV_ROWS_PER_WARP][TT], u[GEMV_ROWS_PER_WARP][TT];
-  warp_rows_pair<WTYPE, WTYPE2, ROWS, COLS, TT, NORM != 0>(wg, wu, rows, in, inv, nt, g, u);
+  warp_rows_pair<WTYPE, WTYPE2, ROWS, COLS, TT, NORM != 0>(args.gate, args.up, rows, in, inv, nt, g, u);
   __shared__ float out[TT][GEMV_ROWS];
   if (lane == 0) {
 RAYO_UNROLL
@@ -41,7 +41,7 @@ RAYO_UNROLL
         float v = 0.0f;
         if (row < ROWS) {
           v = silu(g[r][t]) * u[r][t];
-          y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
+          args.y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
         }
         out[t][warp * GEMV_ROWS_PER_WARP + r] = v;
       }
@@ -49,7 +49,7 @@ RAYO_UNROLL
   }
   if (EMIT_Q8 || EMIT_SS) {
     __syncthreads();
-    const TwinRow first = twin_row<ROWS>(EMIT_Q8 ? yq : nullptr, EMIT_Q8 ? yds : nullptr, EMIT_SS ? yss : nullptr, t0);
+    const TwinRow first = twin_row<ROWS, EMIT_Q8 != 0, EMIT_SS != 0>(args.yt, t0);
     emit_twin_rows<ROWS, false>(out, nt, nullptr, first.q, first.ds, first.ss);
   }
 }

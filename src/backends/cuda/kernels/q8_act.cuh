@@ -25,14 +25,16 @@ RAYO_UNROLL
 }
 
 // The parts of row t of the twin of a K-column activation (absent parts: nullptr).
-struct TwinRow {
-  i8* q;
-  float2* ds;
-  float* ss;
-};
+using TwinRow = TwinOut;
 template <long long K>
 __device__ __forceinline__ TwinRow twin_row(i8* q, float2* ds, float* ss, long long t) {
   return TwinRow{q ? q + t * K : nullptr, ds ? ds + t * (K / 32) : nullptr, ss ? ss + t * ((K + 31) / 32) : nullptr};
+}
+// Row t of the twin `out`, with only the parts a variant writes (kQ8: q and
+// ds; kSs: the statistics), the others null.
+template <long long K, bool kQ8, bool kSs>
+__device__ __forceinline__ TwinRow twin_row(const TwinOut& out, long long t) {
+  return twin_row<K>(kQ8 ? out.q : nullptr, kQ8 ? out.ds : nullptr, kSs ? out.ss : nullptr, t);
 }
 
 // Block g of a row's twin from a warp: lane l holds column 32g + l (0 past the

@@ -37,11 +37,8 @@ __device__ __forceinline__ void pair_dims(int i, bool rotated, int* d0, int* d1)
 // Decode (TT = 1) runs two blocks per SM (at most 128 registers, which every
 // format fits without a spill), as gemv.cu.
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, TT == 1 ? 2 : 1)
-qkv_rope_store(const u8* wq, const u8* wk, const u8* wv, const float* bq, const float* bk, const float* bv,
-               const float* x, const i8* xq, const float2* xds, const float* xss, const float* norm_w,
-               const float* freq_factors, float* q_out, u16* k_cache, u16* v_cache, const int* positions,
-               const int* seq, const int* block_table, const int* max_blocks, const int* n_rows) {
-  const int n = *n_rows;
+qkv_rope_store(const QkvArgs args) {
+  const int n = *args.n_rows;
   const int t0 = blockIdx.y * TT;
   if (t0 >= n) return;
   const int nt = n - t0 < TT ? n - t0 : TT;
@@ -58,20 +55,21 @@ RAYO_UNROLL
   for (int r = 0; r < 4; ++r) rows[r] = head * HEAD_DIM + dims[r];
 
   float inv[TT];
-  row_inv_rms<COLS, TT, NORM != 0>(offset(xss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
-  const GemvInput in{offset(x, static_cast<long long>(t0) * COLS), offset(xq, static_cast<long long>(t0) * COLS),
-                     offset(xds, static_cast<long long>(t0) * (COLS / 32)), nullptr, norm_w};
+  row_inv_rms<COLS, TT, NORM != 0>(offset(args.xt.ss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
+  const GemvInput in{offset(args.x, static_cast<long long>(t0) * COLS),
+                     offset(args.xt.q, static_cast<long long>(t0) * COLS),
+                     offset(args.xt.ds, static_cast<long long>(t0) * (COLS / 32)), nullptr, args.norm_w};
   float acc[GEMV_ROWS_PER_WARP][TT];
   const float* bias;
   if (which == 0) {
-    warp_rows<QTYPE, N_HEAD * HEAD_DIM, COLS, TT, NORM != 0>(wq, rows, in, inv, nt, acc);
-    bias = bq;
+    warp_rows<QTYPE, N_HEAD * HEAD_DIM, COLS, TT, NORM != 0>(args.wq, rows, in, inv, nt, acc);
+    bias = args.bq;
   } else if (which == 1) {
-    warp_rows<KTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0>(wk, rows, in, inv, nt, acc);
-    bias = bk;
+    warp_rows<KTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0>(args.wk, rows, in, inv, nt, acc);
+    bias = args.bk;
   } else {
-    warp_rows<VTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0>(wv, rows, in, inv, nt, acc);
-    bias = bv;
+    warp_rows<VTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0>(args.wv, rows, in, inv, nt, acc);
+    bias = args.bv;
   }
   // Lanes 0..TT-1 each finish one token: bias, rotation, store.
   const int t = threadIdx.x % WARP;
@@ -86,13 +84,13 @@ RAYO_UNROLL
       if (s == t) a = acc[r][s];
     v[r] = QKV_BIAS ? a + bias[rows[r]] : a;
   }
-  const int pos = positions[t0 + t];
+  const int pos = args.kv.positions[t0 + t];
   if (which < 2) {
 RAYO_UNROLL
     for (int p = 0; p < 2; ++p) {
       const int i = local % (HEAD_DIM / 2) + p;
       if (i < N_ROT / 2) {
-        const float ff = HAS_FF ? freq_factors[i] : 1.0f;
+        const float ff = HAS_FF ? args.freq_factors[i] : 1.0f;
         const float angle = rope_angle(pos, i, THETA_SCALE, FREQ_SCALE, ff);
         const float c = cosf(angle), s = sinf(angle);
         const float y0 = v[2 * p] * c - v[2 * p + 1] * s;
@@ -104,10 +102,10 @@ RAYO_UNROLL
   }
   if (which == 0) {
 RAYO_UNROLL
-    for (int r = 0; r < 4; ++r) q_out[(t0 + t) * static_cast<long long>(N_HEAD * HEAD_DIM) + rows[r]] = v[r];
+    for (int r = 0; r < 4; ++r) args.q_out[(t0 + t) * static_cast<long long>(N_HEAD * HEAD_DIM) + rows[r]] = v[r];
   } else {
-    u16* cache = which == 1 ? k_cache : v_cache;
-    const long long row = kv_row(block_table, seq[t0 + t], *max_blocks, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
+    u16* cache = which == 1 ? args.k_cache : args.v_cache;
+    const long long row = kv_row(args.kv, t0 + t, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
 RAYO_UNROLL
     for (int r = 0; r < 4; ++r) cache[row + rows[r]] = f2h(v[r]);
   }

@@ -8,10 +8,10 @@
 #define QUANT_THREADS 256
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(QUANT_THREADS)
-quantize_rows(const float* x, const float* norm_w, i8* q, float2* ds, float* ss, const int* n_rows) {
+quantize_rows(const QuantizeArgs args) {
   const int t = blockIdx.x;
-  if (t >= *n_rows) return;
+  if (t >= *args.n_rows) return;
   emit_twin_row<COLS, QUANT_THREADS, EMIT_NORM != 0>(
-      x + static_cast<long long>(t) * COLS, norm_w,
-      twin_row<COLS>(EMIT_Q8 ? q : nullptr, EMIT_Q8 ? ds : nullptr, EMIT_SS ? ss : nullptr, t));
+      args.x + static_cast<long long>(t) * COLS, args.norm_w,
+      twin_row<COLS, EMIT_Q8 != 0, EMIT_SS != 0>(args.yt, t));
 }

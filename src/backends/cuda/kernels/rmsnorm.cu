@@ -8,18 +8,18 @@
 #define NORM_THREADS 256
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(NORM_THREADS)
-rms_norm(const float* x, const float* w, float* y, const int* n_rows) {
+rms_norm(const RowsArgs args) {
   const int t = blockIdx.x;
-  if (t >= *n_rows) return;
-  const float* xr = x + t * COLS;
-  float* yr = y + t * COLS;
+  if (t >= *args.n_rows) return;
+  const float* xr = args.a + t * COLS;
+  float* yr = args.y + t * COLS;
   if (GROUP == COLS) {
     __shared__ float scratch[NORM_THREADS / WARP];
     float s = 0.0f;
     for (int i = threadIdx.x; i < COLS; i += NORM_THREADS) s += xr[i] * xr[i];
     s = block_sum<NORM_THREADS>(s, scratch);
     const float scale = 1.0f / sqrtf(s / static_cast<float>(COLS) + EPS);
-    for (int i = threadIdx.x; i < COLS; i += NORM_THREADS) yr[i] = xr[i] * scale * w[i];
+    for (int i = threadIdx.x; i < COLS; i += NORM_THREADS) yr[i] = xr[i] * scale * args.b[i];
   } else {  // one warp per group
     const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
     for (int g = warp; g < COLS / GROUP; g += NORM_THREADS / WARP) {
@@ -28,7 +28,7 @@ rms_norm(const float* x, const float* w, float* y, const int* n_rows) {
       for (int i = lane; i < GROUP; i += WARP) s += xg[i] * xg[i];
       s = warp_sum(s);
       const float scale = 1.0f / sqrtf(s / static_cast<float>(GROUP) + EPS);
-      for (int i = lane; i < GROUP; i += WARP) yr[g * GROUP + i] = xg[i] * scale * w[i];
+      for (int i = lane; i < GROUP; i += WARP) yr[g * GROUP + i] = xg[i] * scale * args.b[i];
     }
   }
 }

@@ -5,12 +5,12 @@
 #include "common.cuh"
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128)
-rope(const float* x, float* y, const float* freq_factors, const int* positions, const int* n_rows) {
+rope(const RopeArgs args) {
   const int t = blockIdx.x;
-  if (t >= *n_rows) return;
-  const int pos = positions[t];
-  const float* xr = x + t * (N_HEAD * HEAD_DIM);
-  float* yr = y + t * (N_HEAD * HEAD_DIM);
+  if (t >= *args.n_rows) return;
+  const int pos = args.positions[t];
+  const float* xr = args.x + t * (N_HEAD * HEAD_DIM);
+  float* yr = args.y + t * (N_HEAD * HEAD_DIM);
   for (int p = threadIdx.x; p < N_HEAD * (HEAD_DIM / 2); p += blockDim.x) {
     const int head = p / (HEAD_DIM / 2), i = p % (HEAD_DIM / 2);
     const float* xh = xr + head * HEAD_DIM;
@@ -21,7 +21,7 @@ rope(const float* x, float* y, const float* freq_factors, const int* positions, 
       continue;
     }
     const int d0 = ROPE_NEOX ? i : 2 * i, d1 = ROPE_NEOX ? i + N_ROT / 2 : 2 * i + 1;
-    const float ff = HAS_FF ? freq_factors[i] : 1.0f;
+    const float ff = HAS_FF ? args.freq_factors[i] : 1.0f;
     const float angle = rope_angle(pos, i, THETA_SCALE, FREQ_SCALE, ff);
     const float c = cosf(angle), s = sinf(angle);
     const float x0 = xh[d0], x1 = xh[d1];

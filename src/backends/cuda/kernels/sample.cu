@@ -248,29 +248,29 @@ __device__ int pick_by_uniform(const float* w, int n, float u) {
 }
 
 RAYO_KERNEL SAMPLE_BOUNDS
-sample(const float* logits, float* scratch, const int* params, const int* pairs, int* ids, const int* n_rows) {
+sample(const SampleArgs args) {
   const int r = blockIdx.x;
-  if (r >= *n_rows) return;
+  if (r >= *args.n_rows) return;
   const int tid = threadIdx.x;
-  const int* rec = params + static_cast<long long>(r) * SR_INTS;
+  const int* rec = args.records + static_cast<long long>(r) * SR_INTS;
   const int top_k = rec[SR_TOP_K];
   const float temperature = record_float(rec, SR_TEMPERATURE);
   const bool greedy = temperature <= 0.0f || top_k == 1;  // top-1 draws its only candidate
   // Rows the host samples, and (defensively) records this kernel cannot serve.
   if (rec[SR_MODE] != 1 || (!greedy && (top_k < 1 || top_k > K_MAX))) {
-    if (tid == 0) ids[r] = -1;
+    if (tid == 0) args.ids[r] = -1;
     return;
   }
 
-  const float* row = logits + static_cast<long long>(r) * N_VOCAB;
+  const float* row = args.logits + static_cast<long long>(r) * N_VOCAB;
   const int pen_count = rec[SR_PEN_COUNT];
   if (pen_count > 0) {
-    float* copy = scratch + static_cast<long long>(r) * N_VOCAB;
+    float* copy = args.scratch + static_cast<long long>(r) * N_VOCAB;
     for (int i = tid; i < N_VOCAB; i += SAMPLE_THREADS) copy[i] = row[i];
     __syncthreads();
     const float repeat = record_float(rec, SR_REPEAT), presence = record_float(rec, SR_PRESENCE),
                 frequency = record_float(rec, SR_FREQUENCY);
-    const int* pr = pairs + 2ll * rec[SR_PEN_OFFSET];
+    const int* pr = args.pairs + 2ll * rec[SR_PEN_OFFSET];
     for (int j = tid; j < pen_count; j += SAMPLE_THREADS) {
       const int token = pr[2 * j], count = pr[2 * j + 1];
       if (token < 0 || token >= N_VOCAB) continue;
@@ -298,7 +298,7 @@ RAYO_UNROLL
     __syncthreads();
     if (tid == 0) {
       for (int w = 1; w < SAMPLE_WARPS; ++w) best = s_warp_best[w] > best ? s_warp_best[w] : best;
-      ids[r] = key_id(best);
+      args.ids[r] = key_id(best);
     }
     return;
   }
@@ -431,5 +431,5 @@ RAYO_UNROLL
   const float top = candidates_max(s_logit, n, sorted, &s_max);
   for (int i = tid; i < n; i += SAMPLE_THREADS) s_w[i] = expf(s_logit[i] - top);
   __syncthreads();
-  if (tid == 0) ids[r] = s_id[pick_by_uniform(s_w, n, record_float(rec, SR_U))];
+  if (tid == 0) args.ids[r] = s_id[pick_by_uniform(s_w, n, record_float(rec, SR_U))];
 }
