@@ -24,13 +24,6 @@ struct ChatOptions {
   int64_t n_predict = -1;
 };
 
-// Length of the common prefix of two token sequences.
-size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
-  size_t n = 0;
-  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
-  return n;
-}
-
 void run(const ChatOptions& o) {
   if (o.n_predict < -1) fail("-n must be -1 (until the end of the answer) or a token count, got ", o.n_predict);
   auto model = load_model(o.model);
@@ -45,7 +38,6 @@ void run(const ChatOptions& o) {
   runtime::Sampler sampler(o.sampling, session.n_vocab());
   runtime::GenerationOptions g;
   g.max_tokens = o.n_predict;
-  std::vector<int32_t> cached;  // tokens whose keys and values are in the session's cache
   const bool interactive = isatty(STDIN_FILENO);
   if (interactive) std::fprintf(stderr, "chatting with %s; Ctrl-D or /exit to leave\n", o.model.model.c_str());
 
@@ -72,9 +64,8 @@ void run(const ChatOptions& o) {
       std::fprintf(stderr, "rayo: error: %s\n", e.what());
       continue;
     }
-    // Keep the shared prefix; at least one token must be evaluated for logits.
-    const size_t keep = std::min(common_prefix(cached, tokens), tokens.size() - 1);
-    session.rewind(static_cast<int64_t>(keep));
+    // The conversation so far is in the cache: evaluate what follows it.
+    const size_t keep = session.keep_prefix(tokens);
     const std::vector<int32_t> suffix(tokens.begin() + static_cast<std::ptrdiff_t>(keep), tokens.end());
     auto result = runtime::generate(session, sampler, suffix, g, [](std::string_view text) {
       std::fwrite(text.data(), 1, text.size(), stdout);
@@ -83,9 +74,6 @@ void run(const ChatOptions& o) {
     });
     std::printf("\n");
     std::fflush(stdout);
-    cached = tokens;
-    cached.insert(cached.end(), result.tokens.begin(), result.tokens.end());
-    cached.resize(static_cast<size_t>(session.n_past()));
     messages.push_back({{"role", "assistant"}, {"content", result.text}});
   }
 }

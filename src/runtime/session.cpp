@@ -109,12 +109,21 @@ int32_t Session::step(graph::Executor& ex, std::span<const int32_t> tokens, std:
   Sampler* const samplers[] = {sampler};
   const auto ids = engine_.run(ex, rows, sampler ? std::span<Sampler* const>(samplers) : std::span<Sampler* const>());
   n_past_ += static_cast<int64_t>(tokens.size());
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   return ids.empty() ? -1 : ids[0];
 }
 
 void Session::rewind(int64_t n) {
   if (n < 0 || n > n_past_) fail("cannot rewind to position ", n, " of ", n_past_);
   n_past_ = n;  // later positions are overwritten before they are read again
+  tokens_.resize(static_cast<size_t>(n));
+}
+
+size_t Session::keep_prefix(std::span<const int32_t> prompt) {
+  size_t n = 0;
+  while (n < tokens_.size() && n + 1 < prompt.size() && tokens_[n] == prompt[n]) ++n;
+  rewind(static_cast<int64_t>(n));
+  return n;
 }
 
 }  // namespace rayo::runtime

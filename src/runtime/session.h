@@ -34,6 +34,8 @@ class Session {
   const Model& model() const { return *model_; }
   int64_t n_ctx() const { return n_ctx_; }
   int64_t n_past() const { return n_past_; }
+  // The tokens whose keys and values the cache holds (n_past of them).
+  std::span<const int32_t> tokens() const { return tokens_; }
   int n_threads() const { return engine_.choice().n_threads; }
   // "cpu" or "cuda": where this session runs.
   std::string_view device() const { return engine_.backend().name(); }
@@ -54,6 +56,11 @@ class Session {
   // Forgets positions n.. so that the next tokens continue from position n
   // (reusing a common prompt prefix between chat turns).
   void rewind(int64_t n);
+  // Keeps the cache for the longest prefix `prompt` shares with tokens(), but
+  // leaves at least one prompt token to evaluate (for its logits); returns how
+  // many it kept: evaluate prompt[kept..] next. A chat turn resends the
+  // conversation so far, which is then not evaluated again.
+  size_t keep_prefix(std::span<const int32_t> prompt);
 
   // Dispatch counts, for tests and --verbose.
   const graph::Executor& decode_executor();
@@ -77,6 +84,7 @@ class Session {
   StepEngine engine_;
   std::vector<int32_t> block_table_;  // this sequence owns every block of the cache, in order
   int64_t n_past_ = 0;
+  std::vector<int32_t> tokens_;  // the first n_past_ are in the cache
 };
 
 }  // namespace rayo::runtime

@@ -120,6 +120,27 @@ TEST(Session, RewindReplaysIdentically) {
   EXPECT_THROW(s.rewind(6), Error);
 }
 
+TEST(Session, KeepsTheCacheForTheSharedPrefixOfTheNextPrompt) {
+  RAYO_REQUIRE_SHARED();
+  Session s(stories(), small(32));
+  const std::vector<int32_t> turn1 = {1, 403, 407, 261};
+  s.eval(turn1);
+  EXPECT_EQ(std::vector<int32_t>(s.tokens().begin(), s.tokens().end()), turn1);
+  // The next turn repeats the first three tokens: they stay, the rest is evaluated.
+  const std::vector<int32_t> turn2 = {1, 403, 407, 300, 301};
+  EXPECT_EQ(s.keep_prefix(turn2), 3u);
+  EXPECT_EQ(s.n_past(), 3);
+  const auto logits = s.eval(std::span<const int32_t>(turn2).subspan(3));
+  const std::vector<float> continued(logits.begin(), logits.end());
+  Session fresh(stories(), small(32));
+  const auto whole = fresh.eval(turn2);
+  EXPECT_EQ(continued, std::vector<float>(whole.begin(), whole.end()));
+  // A prompt the cache holds whole still leaves its last token to evaluate.
+  EXPECT_EQ(s.keep_prefix(turn2), turn2.size() - 1);
+  EXPECT_EQ(s.keep_prefix({}), 0u);
+  EXPECT_TRUE(s.tokens().empty());
+}
+
 TEST(Session, RejectsBadOptionsAndTokens) {
   RAYO_REQUIRE_SHARED();
   auto model = stories();
