@@ -5,7 +5,6 @@
 #include "rayo/llm.h"
 
 #include <algorithm>
-#include <cmath>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -37,15 +36,8 @@ runtime::SessionOptions session_options(const LlmOptions& o, const runtime::Mode
   return s;
 }
 
-// The options under their API names (the runtime's own checks name CLI flags).
+// The options as the runtime's parameters, checked under their API names.
 runtime::SamplingParams sampling_params(const CompletionOptions& o, uint32_t seed) {
-  if (!std::isfinite(o.temperature)) fail("temperature must be a number, got ", o.temperature);
-  if (!(o.top_p >= 0.0f && o.top_p <= 1.0f)) fail("top_p must be between 0 and 1, got ", o.top_p);
-  if (!(o.min_p >= 0.0f && o.min_p <= 1.0f)) fail("min_p must be between 0 and 1, got ", o.min_p);
-  if (!(o.repeat_penalty > 0.0f) || !std::isfinite(o.repeat_penalty))
-    fail("repeat_penalty must be positive, got ", o.repeat_penalty);
-  if (!std::isfinite(o.presence_penalty)) fail("presence_penalty must be a number");
-  if (!std::isfinite(o.frequency_penalty)) fail("frequency_penalty must be a number");
   for (const auto& s : o.stop)
     if (s.empty()) fail("a stop string is empty");
   runtime::SamplingParams p;
@@ -57,6 +49,7 @@ runtime::SamplingParams sampling_params(const CompletionOptions& o, uint32_t see
   p.presence_penalty = o.presence_penalty;
   p.frequency_penalty = o.frequency_penalty;
   p.seed = seed;
+  p.validate(runtime::kApiSamplingNames);
   return p;
 }
 
@@ -85,12 +78,6 @@ std::map<std::string, std::string> metadata_strings(const gguf::File& file) {
 // The stream callback goes to runtime::generate as it is.
 static_assert(std::is_same_v<StreamCallback, runtime::TextCallback>);
 
-size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
-  size_t n = 0;
-  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
-  return n;
-}
-
 }  // namespace
 
 struct Llm::Impl {
@@ -98,7 +85,6 @@ struct Llm::Impl {
   runtime::Session session;
   std::map<std::string, std::string> metadata;
   std::mt19937 seeds;             // the seed of each call that gives none
-  std::vector<int32_t> cached;    // the tokens whose keys and values the session holds
   std::mutex generating;          // one call at a time owns the session
 
   Impl(std::shared_ptr<const runtime::Model> m, const LlmOptions& o)
@@ -130,16 +116,10 @@ struct Llm::Impl {
     // Keep what the previous call left in the cache as far as this prompt
     // repeats it; at least one token is evaluated, for its logits. The kept
     // tokens still count for the penalties.
-    const size_t keep = std::min(common_prefix(cached, prompt), prompt.size() - 1);
-    session.rewind(static_cast<int64_t>(keep));
-    cached.clear();  // until generate returns: a failure leaves the cache unknown
+    const size_t keep = session.keep_prefix(prompt);
     for (size_t i = 0; i < keep; ++i) sampler.accept(prompt[i]);
     const std::span<const int32_t> suffix(prompt.data() + keep, prompt.size() - keep);
     runtime::GenerationResult r = runtime::generate(session, sampler, suffix, g, on_text);
-
-    cached = prompt;
-    cached.insert(cached.end(), r.tokens.begin(), r.tokens.end());
-    cached.resize(static_cast<size_t>(session.n_past()));  // the last sampled token is not evaluated
 
     Completion c;
     c.text = std::move(r.text);

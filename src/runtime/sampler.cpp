@@ -7,15 +7,15 @@
 
 namespace rayo::runtime {
 
-void SamplingParams::validate() const {
-  if (!std::isfinite(temperature)) fail("--temp must be a number, got ", temperature);
-  if (!(top_p >= 0.0f && top_p <= 1.0f)) fail("--top-p must be between 0 and 1, got ", top_p);
-  if (!(min_p >= 0.0f && min_p <= 1.0f)) fail("--min-p must be between 0 and 1, got ", min_p);
+void SamplingParams::validate(const SamplingNames& n) const {
+  if (!std::isfinite(temperature)) fail(n.temperature, " must be a number, got ", temperature);
+  if (!(top_p >= 0.0f && top_p <= 1.0f)) fail(n.top_p, " must be between 0 and 1, got ", top_p);
+  if (!(min_p >= 0.0f && min_p <= 1.0f)) fail(n.min_p, " must be between 0 and 1, got ", min_p);
   if (!(repeat_penalty > 0.0f) || !std::isfinite(repeat_penalty))
-    fail("--repeat-penalty must be positive, got ", repeat_penalty);
-  if (repeat_last_n < -1) fail("--repeat-last-n must be -1 (whole context), 0 (off) or positive, got ", repeat_last_n);
-  if (!std::isfinite(presence_penalty)) fail("--presence-penalty must be a number");
-  if (!std::isfinite(frequency_penalty)) fail("--frequency-penalty must be a number");
+    fail(n.repeat_penalty, " must be positive, got ", repeat_penalty);
+  if (repeat_last_n < -1) fail(n.repeat_last_n, " must be -1 (whole context), 0 (off) or positive, got ", repeat_last_n);
+  if (!std::isfinite(presence_penalty)) fail(n.presence_penalty, " must be a number");
+  if (!std::isfinite(frequency_penalty)) fail(n.frequency_penalty, " must be a number");
 }
 
 bool SamplingParams::penalises() const {

@@ -18,6 +18,18 @@
 
 namespace rayo::runtime {
 
+// How a caller spells each sampling parameter in its error messages: the
+// CLI's flags, or the API's and the HTTP requests' field names.
+struct SamplingNames {
+  const char *temperature, *top_p, *min_p, *repeat_penalty, *repeat_last_n, *presence_penalty, *frequency_penalty;
+};
+inline constexpr SamplingNames kCliSamplingNames{"--temp",           "--top-p",          "--min-p",
+                                                  "--repeat-penalty", "--repeat-last-n",  "--presence-penalty",
+                                                  "--frequency-penalty"};
+inline constexpr SamplingNames kApiSamplingNames{"temperature",    "top_p",           "min_p",
+                                                  "repeat_penalty", "repeat_last_n",   "presence_penalty",
+                                                  "frequency_penalty"};
+
 struct SamplingParams {
   float temperature = 0.8f;
   int top_k = 40;             // <= 0: all tokens
@@ -29,8 +41,8 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;  // subtracted per occurrence
   uint32_t seed = 0xFFFFFFFFu;     // 0xFFFFFFFF: a random seed
 
-  // Checks ranges; throws rayo::Error naming the bad flag value.
-  void validate() const;
+  // Checks ranges; throws rayo::Error naming the bad parameter as `names` spell it.
+  void validate(const SamplingNames& names = kCliSamplingNames) const;
   // Whether a penalty parameter is set: otherwise the penalties change no logit.
   bool penalises() const;
 };

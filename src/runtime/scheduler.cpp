@@ -211,7 +211,7 @@ std::shared_ptr<RequestStream> Scheduler::submit(Request request) {
   if (request.max_tokens == 0) throw SubmitError(SubmitError::Invalid, "max_tokens must be at least 1");
   if (request.logprobs > 20) throw SubmitError(SubmitError::Invalid, "at most 20 top logprobs may be asked for");
   try {
-    request.sampling.validate();
+    request.sampling.validate(kApiSamplingNames);  // the request's field names
   } catch (const Error& e) {
     throw SubmitError(SubmitError::Invalid, e.what());
   }

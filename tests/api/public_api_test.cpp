@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/paths.h"
@@ -188,7 +189,17 @@ TEST(PublicApi, FailuresThrowOneLine) {
   } catch (const rayo::Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not fit the context of 8"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(llm.create_completion("Once", {.top_p = 2}), rayo::Error);
+  // Bad sampling options are named as the API spells them.
+  for (const auto& [options, name] : {std::pair<rayo::CompletionOptions, std::string>{{.top_p = 2}, "top_p must"},
+                                      {{.min_p = -1}, "min_p must"},
+                                      {{.repeat_penalty = 0}, "repeat_penalty must"}}) {
+    try {
+      llm.create_completion("Once", options);
+      FAIL() << name << " was accepted";
+    } catch (const rayo::Error& e) {
+      EXPECT_EQ(std::string(e.what()).find(name), 0u) << e.what();
+    }
+  }
   EXPECT_THROW(llm.detokenize({100000}), std::runtime_error);  // rayo::Error is a std::runtime_error
   EXPECT_THROW(rayo::Llm(stories(), {.device = "tpu"}), rayo::Error);
   // After a failure the Llm still generates.
