@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -220,24 +221,30 @@ TEST_P(MatmulTest, ThreadCountsAndOutputStride) {
 
 TEST_P(MatmulTest, BatchedTokensMatchOneAtATimeBitForBit) {
   // A token's output must not depend on the batch it is in (prefill in
-  // batches must reproduce one-token decode exactly).
+  // batches must reproduce one-token decode exactly), for narrow rows and for
+  // wide ones (float rows with a tail of 4 values past the last vector) in
+  // several token tiles.
   const auto [type, isa] = GetParam();
   if (!isa_supported(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa);
   IsaGuard guard(isa);
   std::mt19937 rng(31 + static_cast<int>(type));
-  const int64_t rows = 40, cols = info(type).quantized ? 2 * info(type).block_size : 80, n = 11;
-  const auto wbytes = random_weights(type, rows, cols, rng);
-  std::vector<float> x(n * cols);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  for (auto& v : x) v = nd(rng);
-  ThreadPool pool(2);
-  const MatmulWeight w = prepare_weight(type, wbytes.data(), rows, cols);
-  std::vector<std::byte> ws(matmul_workspace_bytes(w, n, pool.size()));
-  std::vector<float> batched(n * rows), single(rows);
-  matmul(pool, w, x.data(), n, batched.data(), ws.data());
-  for (int64_t t = 0; t < n; ++t) {
-    matmul(pool, w, x.data() + t * cols, 1, single.data(), ws.data());
-    for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(single[r], batched[t * rows + r]) << "token " << t << " row " << r;
+  const int64_t narrow = info(type).quantized ? 2 * info(type).block_size : 80;
+  const int64_t wide = info(type).quantized ? 9 * info(type).block_size : 2100;
+  for (const auto [rows, cols, n] : {std::array<int64_t, 3>{40, narrow, 11}, std::array<int64_t, 3>{13, wide, 33}}) {
+    SCOPED_TRACE(cat(rows, "x", cols, " tokens ", n));
+    const auto wbytes = random_weights(type, rows, cols, rng);
+    std::vector<float> x(n * cols);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (auto& v : x) v = nd(rng);
+    ThreadPool pool(2);
+    const MatmulWeight w = prepare_weight(type, wbytes.data(), rows, cols);
+    std::vector<std::byte> ws(matmul_workspace_bytes(w, n, pool.size()));
+    std::vector<float> batched(n * rows), single(rows);
+    matmul(pool, w, x.data(), n, batched.data(), ws.data());
+    for (int64_t t = 0; t < n; ++t) {
+      matmul(pool, w, x.data() + t * cols, 1, single.data(), ws.data());
+      for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(single[r], batched[t * rows + r]) << "token " << t << " row " << r;
+    }
   }
 }
 
