@@ -1,5 +1,7 @@
-// Model parity with llama.cpp (shared/reference): teacher-forced logits on the
-// recorded tokens, and greedy continuations, for every shared model.
+// Model parity with llama.cpp: teacher-forced logits on the recorded tokens,
+// and greedy continuations, for every shared model (shared/reference) and for
+// the real model the set-up fetches (tests/data/smollm2/), on plain-text
+// prompts and on conversations rendered with its chat template.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "support/paths.h"
+#include "support/real_model.h"
 #include "support/reference.h"
 
 namespace rayo {
@@ -117,10 +120,12 @@ std::string test_name(const ::testing::TestParamInfo<test::ReferenceModel>& info
   return n;
 }
 
-// Without the shared test data there is no reference model: the suite is then
-// empty (the data's absence is reported by the tests that skip on it).
+// Without the shared test data there is no shared reference model: that suite
+// is then empty (the data's absence is reported by the tests that skip on it).
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ModelParity);
 INSTANTIATE_TEST_SUITE_P(SharedModels, ModelParity, ::testing::ValuesIn(test::shared_reference_models()), test_name);
+// The real model's cases are always listed and skip, saying why, when it was not fetched.
+INSTANTIATE_TEST_SUITE_P(RealModel, ModelParity, ::testing::ValuesIn(test::real_reference_models()), test_name);
 
 }  // namespace
 }  // namespace rayo
