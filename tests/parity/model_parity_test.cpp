@@ -1,5 +1,7 @@
-// Model parity with llama.cpp (shared/reference): teacher-forced logits on the
-// recorded tokens, and greedy continuations, for every shared model.
+// Model parity with llama.cpp: teacher-forced logits on the recorded tokens,
+// and greedy continuations, for every shared model (shared/reference) and for
+// the real model the set-up fetches (tests/data/smollm2/), on plain-text
+// prompts and on conversations rendered with its chat template.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "support/paths.h"
+#include "support/real_model.h"
 #include "support/reference.h"
 
 namespace rayo {
@@ -29,16 +32,20 @@ runtime::SessionOptions options_for(const test::ReferenceCase& c) {
   return opts;
 }
 
-class ModelParity : public ::testing::TestWithParam<std::string> {};
+class ModelParity : public ::testing::TestWithParam<test::ReferenceModel> {
+ protected:
+  void SetUp() override {
+    if (!GetParam().absent.empty()) GTEST_SKIP() << GetParam().absent;
+  }
+};
 
 // Runs every case teacher-forced and checks lse, the recorded top logits, and
 // the argmax wherever llama.cpp's own top-1/top-2 margin exceeds the tolerance.
 TEST_P(ModelParity, TeacherForcedLogits) {
-  RAYO_REQUIRE_SHARED();
-  const std::string name = GetParam();
-  const auto ref = test::load_reference(test::shared_path("reference/" + name + ".json").string());
+  const std::string& name = GetParam().name;
+  const auto ref = test::load_reference(GetParam().reference.string());
   const double tol = test::logit_tolerance(name);
-  auto model = runtime::Model::load(test::shared_path("models/" + ref.model).string());
+  auto model = runtime::Model::load((GetParam().model_dir / ref.model).string());
   double max_diff = 0, sum_diff = 0;
   size_t n_diff = 0;
   for (const auto& c : ref.cases) {
@@ -75,24 +82,17 @@ TEST_P(ModelParity, TeacherForcedLogits) {
 // llama.cpp's own top-1/top-2 margin is below the tolerance (there the two may
 // legitimately part).
 TEST_P(ModelParity, GreedyContinuation) {
-  RAYO_REQUIRE_SHARED();
-  const std::string name = GetParam();
-  const auto ref = test::load_reference(test::shared_path("reference/" + name + ".json").string());
+  const std::string& name = GetParam().name;
+  const auto ref = test::load_reference(GetParam().reference.string());
   const double tol = test::logit_tolerance(name);
-  auto model = runtime::Model::load(test::shared_path("models/" + ref.model).string());
-  for (const auto& c : ref.cases) {
+  auto model = runtime::Model::load((GetParam().model_dir / ref.model).string());
+  for (size_t k = 0; k < ref.cases.size(); ++k) {
+    const auto& c = ref.cases[k];
     runtime::Session session(model, options_for(c));
     auto logits = session.eval(c.tokens);
-    // Margin of the decision before greedy step i: the last prompt position for
-    // i = 0, else the logits recorded after greedy token i-1.
-    auto margin_before = [&](size_t i) {
-      const auto& l = i == 0 ? c.prompt_logits.back() : c.greedy_logits[i - 1];
-      return l.top.size() >= 2 ? l.top[0].second - l.top[1].second : 1e9;
-    };
     // Decode all 48 steps greedily; assert agreement up to the first near-tie,
     // and report how long the identical prefix really is.
-    size_t checkable = 0;
-    while (checkable < c.greedy.size() && margin_before(checkable) > tol) ++checkable;
+    const size_t checkable = test::greedy_steps_before_near_tie(c, tol);
     size_t identical = 0;
     bool diverged = false;
     for (size_t i = 0; i < c.greedy.size(); ++i) {
@@ -106,21 +106,26 @@ TEST_P(ModelParity, GreedyContinuation) {
       if (i + 1 < c.greedy.size() && session.n_past() < session.n_ctx())
         logits = session.eval(std::span<const int32_t>(&token, 1));
     }
-    std::printf("[ greedy   ] %-24s case '%.20s': %zu of %zu identical (first near-tie at step %zu)\n", name.c_str(),
-                c.prompt.c_str(), identical, c.greedy.size(), checkable);
+    std::string label = c.prompt.substr(0, 20);
+    std::replace(label.begin(), label.end(), '\n', ' ');
+    std::printf("[ greedy   ] %-24s case %zu '%s': %zu of %zu identical (first near-tie at step %zu)\n", name.c_str(),
+                k, label.c_str(), identical, c.greedy.size(), checkable);
   }
 }
 
-// Without the shared test data there is no reference model: the suite is then
-// empty (the data's absence is reported by the tests that skip on it).
+std::string test_name(const ::testing::TestParamInfo<test::ReferenceModel>& info) {
+  std::string n = info.param.name;
+  for (auto& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+// Without the shared test data there is no shared reference model: that suite
+// is then empty (the data's absence is reported by the tests that skip on it).
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ModelParity);
-INSTANTIATE_TEST_SUITE_P(SharedModels, ModelParity, ::testing::ValuesIn(test::reference_model_names()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (auto& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(SharedModels, ModelParity, ::testing::ValuesIn(test::shared_reference_models()), test_name);
+// The real model's cases are always listed and skip, saying why, when it was not fetched.
+INSTANTIATE_TEST_SUITE_P(RealModel, ModelParity, ::testing::ValuesIn(test::real_reference_models()), test_name);
 
 }  // namespace
 }  // namespace rayo

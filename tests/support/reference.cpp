@@ -48,6 +48,25 @@ std::vector<std::string> reference_model_names() {
   return names;
 }
 
+std::vector<ReferenceModel> shared_reference_models() {
+  std::vector<ReferenceModel> models;
+  for (const auto& name : reference_model_names())
+    models.push_back({name, shared_path("reference/" + name + ".json"), shared_path("models"), {}});
+  return models;
+}
+
+size_t greedy_steps_before_near_tie(const ReferenceCase& c, double tolerance) {
+  // The decision before greedy step i reads the last prompt position for
+  // i = 0, else the logits recorded after greedy token i-1.
+  auto margin_before = [&](size_t i) {
+    const auto& l = i == 0 ? c.prompt_logits.back() : c.greedy_logits[i - 1];
+    return l.top.size() >= 2 ? l.top[0].second - l.top[1].second : 1e9;
+  };
+  size_t n = 0;
+  while (n < c.greedy.size() && margin_before(n) > tolerance) ++n;
+  return n;
+}
+
 double logit_tolerance(const std::string& model_name) {
   const bool float_model = model_name.find("f16") != std::string::npos ||
                            model_name.find("bf16") != std::string::npos || model_name == "stories260K" ||

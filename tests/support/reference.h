@@ -1,6 +1,9 @@
 #pragma once
-// llama.cpp's reference outputs for the shared models (shared/reference/MODEL.json).
+// llama.cpp's reference outputs for the shared models (shared/reference/MODEL.json)
+// and for the real model (tests/data/smollm2/), in refgen's layout.
 #include <cstdint>
+#include <filesystem>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,8 +32,29 @@ struct Reference {
 
 Reference load_reference(const std::string& path);
 
+// A model to hold to a reference: the reference's file, the folder holding the
+// GGUF file it names (Reference::model), and why the model is missing when it
+// is, for GTEST_SKIP.
+struct ReferenceModel {
+  std::string name;  // labels the test; also picks the tolerance (logit_tolerance)
+  std::filesystem::path reference;
+  std::filesystem::path model_dir;
+  std::string absent;  // empty when the model is there
+};
+
+// gtest prints a parameter by its name.
+inline void PrintTo(const ReferenceModel& m, std::ostream* os) { *os << m.name; }
+
+// Every shared model with a reference; none when shared/ is absent.
+std::vector<ReferenceModel> shared_reference_models();
+
 // Model files that have a reference, by name (e.g. "synth-llama-q4_k_m").
 std::vector<std::string> reference_model_names();
+
+// How many of a case's greedy steps two engines must agree on: those before
+// the first decision where llama.cpp's own top-1/top-2 margin is at most
+// `tolerance` (there the two may legitimately part).
+size_t greedy_steps_before_near_tie(const ReferenceCase& c, double tolerance);
 
 // Tolerance on logits from the issue: 0.05 for float models, 0.3 for quantized ones.
 double logit_tolerance(const std::string& model_name);
