@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -101,11 +102,15 @@ std::vector<float> dequantized(TensorType type, const std::vector<uint8_t>& w, i
 }
 
 // The activations as the quantized kernels see them (dequantized back to
-// float), and each value's maximum quantization error (d / 2).
+// float), each value's maximum quantization error (d / 2; for 32-value
+// blocks, whose d is rounded to half precision after q was made, plus |q|
+// times that rounding, 2^-11 d), and for 32-value blocks the half-precision
+// d * sum the kernels multiply a Q4_1/Q5_1 min with.
 void quantized_activations(TensorType type, const float* x, int64_t cols, std::vector<double>& xq,
-                           std::vector<double>& err) {
+                           std::vector<double>& err, std::vector<double>& block_sums) {
   xq.assign(cols, 0.0);
   err.assign(cols, 0.0);
+  block_sums.assign(cols / 32, 0.0);
   if (!info(type).quantized) {
     for (int64_t k = 0; k < cols; ++k) xq[k] = x[k];
     return;
@@ -115,8 +120,9 @@ void quantized_activations(TensorType type, const float* x, int64_t cols, std::v
     quantize_act32(Isa::Scalar, x, cols, b.data());
     for (int64_t k = 0; k < cols; ++k) {
       xq[k] = double(b[k / 32].d) * b[k / 32].qs[k % 32];
-      err[k] = b[k / 32].d * 0.5;
+      err[k] = b[k / 32].d * (0.5 + 0.001) + std::abs(xq[k]) * 0x1p-10;
     }
+    for (int64_t i = 0; i < cols / 32; ++i) block_sums[i] = b[i].s;
   } else {
     std::vector<ActBlockK> b(cols / 256);
     quantize_actk(Isa::Scalar, x, cols, b.data());
@@ -155,18 +161,33 @@ void check_product(TensorType type, int64_t rows, int64_t cols, int64_t n_tokens
   std::vector<float> y(n_tokens * ys, -777.0f);
   matmul(pool, w, x.data(), n_tokens, y.data(), ws.data(), {0, y_stride});
 
-  std::vector<double> xq, err;
+  // Q4_1 and Q5_1 blocks add a min m to every value (f16 at byte 2 of the
+  // block): the kernels multiply it by the activations' half-precision block
+  // sum rather than by the sum of the dequantized activations.
+  const bool has_min = type == TensorType::Q4_1 || type == TensorType::Q5_1;
+  auto block_min = [&](int64_t r, int64_t b) {
+    uint16_t h;
+    std::memcpy(&h, wbytes.data() + r * row_bytes(type, cols) + b * info(type).block_bytes + 2, 2);
+    return static_cast<double>(fp16_to_fp32(h));
+  };
+  std::vector<double> xq, err, block_sums;
   for (int64_t t = 0; t < n_tokens; ++t) {
-    quantized_activations(type, x.data() + t * cols, cols, xq, err);
+    quantized_activations(type, x.data() + t * cols, cols, xq, err, block_sums);
     for (int64_t r = 0; r < rows; ++r) {
       double tight = 0, tight_abs = 0, loose = 0, loose_bound = 0;
       for (int64_t k = 0; k < cols; ++k) {
         const double wv = wf[r * cols + k];
-        tight += wv * xq[k];
+        const double m = has_min ? block_min(r, k / 32) : 0.0;
+        tight += (wv - m) * xq[k];
         tight_abs += std::fabs(wv * xq[k]);
         loose += wv * x[t * cols + k];
         loose_bound += std::fabs(wv) * err[k];
       }
+      if (has_min)
+        for (int64_t b = 0; b < cols / 32; ++b) {
+          tight += block_min(r, b) * block_sums[b];
+          loose_bound += std::fabs(block_min(r, b) * block_sums[b]) * 0x1p-10;  // s's rounding
+        }
       const double got = y[t * ys + r];
       ASSERT_TRUE(std::isfinite(got)) << "row " << r << " token " << t;
       ASSERT_NEAR(got, tight, 2e-5 * tight_abs + 1e-6) << "tight, row " << r << " token " << t;
@@ -299,12 +320,18 @@ TEST(Matmul, ActivationQuantizationIsIdenticalOnEveryPath) {
   quantize_act32(Isa::Scalar, x.data(), 1024, a32.data());
   quantize_actk(Isa::Scalar, x.data(), 1024, ak.data());
   for (int b = 0; b < 32; ++b) {
+    // q from the unrounded d = amax / 127; d and s kept at half precision, as llama.cpp's Q8_0/Q8_1.
+    float amax = 0.0f;
+    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[32 * b + i]));
+    const float d = amax / 127.0f;
+    EXPECT_EQ(a32[b].d, fp16_to_fp32(fp32_to_fp16(d))) << b;
     int sum = 0;
     for (int i = 0; i < 32; ++i) {
       sum += a32[b].qs[i];
-      EXPECT_NEAR(a32[b].d * a32[b].qs[i], x[32 * b + i], a32[b].d * 0.5f + 1e-7f);
+      EXPECT_NEAR(d * a32[b].qs[i], x[32 * b + i], d * 0.5f + 1e-7f);
     }
     EXPECT_EQ(a32[b].sum, sum);
+    EXPECT_EQ(a32[b].s, fp16_to_fp32(fp32_to_fp16(d * static_cast<float>(sum)))) << b;
   }
   for (int b = 0; b < 4; ++b)
     for (int s = 0; s < 16; ++s) {

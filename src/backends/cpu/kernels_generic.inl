@@ -22,7 +22,7 @@ inline float dot_decoded_32(const int8_t* q, const float* scale, const float* mi
   float acc = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     const int32_t s = idot32(q + 32 * b, x[b].qs);
-    acc += (scale[b] * static_cast<float>(s) - min[b] * static_cast<float>(x[b].sum)) * x[b].d;
+    acc += scale[b] * static_cast<float>(s) * x[b].d - min[b] * x[b].s;
   }
   return acc;
 }

@@ -223,7 +223,7 @@ struct Legacy {
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, _mm256_set1_ps(x.d)), acc[t]);
         if constexpr (kMin) {
           const __m256 m = load_f16x8(g + L.m(b));
-          acc[t] = _mm256_fmadd_ps(m, _mm256_set1_ps(x.d * static_cast<float>(x.sum)), acc[t]);
+          acc[t] = _mm256_fmadd_ps(m, _mm256_set1_ps(x.s), acc[t]);
         }
       }
     }

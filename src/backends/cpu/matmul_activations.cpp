@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/half.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -26,10 +28,16 @@ void quantize_block_scalar(const float* x, int n, int8_t* q, float* d) {
   for (int i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::nearbyint(x[i] * id));
 }
 
+// Rounds to half precision and back, as ggml's GGML_FP32_TO_FP16 stores it.
+inline float round_to_half(float v) { return fp16_to_fp32(fp32_to_fp16(v)); }
+
+// The sum of q, then the block's half-precision d and s (from the unrounded d).
 void fill_sums32(ActBlock32& b) {
   int s = 0;
   for (int i = 0; i < 32; ++i) s += b.qs[i];
   b.sum = s;
+  b.s = round_to_half(b.d * static_cast<float>(s));
+  b.d = round_to_half(b.d);
 }
 
 void fill_sumsk(ActBlockK& b) {

@@ -7,6 +7,13 @@
 // Quantization: d = max|x| / 127, q = round-to-nearest-even(x * (127 / max|x|)),
 // so q is in [-127, 127] and x ~= d * q. Every instruction-set variant performs
 // the same float operations in the same order, so all produce identical bytes.
+//
+// The 32-value blocks round as llama.cpp's Q8_0 and Q8_1 do (the activation
+// formats it pairs with Q4_0 ... Q8_0 and IQ4_NL): d is kept at half
+// precision, and the min term of Q4_1/Q5_1 uses s = half(d * sum of q) with
+// the unrounded d. Those roundings change a logit of a 30-layer model by up to
+// about 1 (SmolLM2-135M Q4_1): without them rayo's answers left llama.cpp's
+// before a near-tie. The k-quants' blocks keep d in float, as llama.cpp's Q8_K.
 #include <cstdint>
 
 #include "backends/cpu/cpu_features.h"
@@ -15,11 +22,12 @@ namespace rayo::cpu {
 
 // 32 values: for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 weights.
 struct ActBlock32 {
-  float d;
-  int32_t sum;  // sum of qs (for Q4_1/Q5_1 mins and the u8 offset of the VNNI kernels)
+  float d;       // max|x| / 127 rounded to half precision
+  int32_t sum;   // sum of qs (for the zero points of Q4_0/Q5_0 and the u8 offset of the VNNI kernels)
   int8_t qs[32];
+  float s;       // half(unrounded d * sum): for the mins of Q4_1/Q5_1
 };
-static_assert(sizeof(ActBlock32) == 40);
+static_assert(sizeof(ActBlock32) == 44);
 
 // 256 values: for the k-quants. qs is last and 64-byte aligned within the block
 // (the block is 320 bytes), so SIMD loads of it are aligned when the row is.
