@@ -24,8 +24,10 @@ std::string real_model_absent() {
 
 std::vector<ReferenceModel> real_reference_models() {
   const auto dir = real_model_path().parent_path();
-  return {{"SmolLM2-135M-Instruct-Q4_1-plain", real_model_data("reference-plain.json"), dir, real_model_absent()},
-          {"SmolLM2-135M-Instruct-Q4_1-chat", real_model_data("reference-chat.json"), dir, real_model_absent()}};
+  return {{"SmolLM2-135M-Instruct-Q4_1-plain", real_model_data("reference-plain.json"), dir, real_model_absent(),
+           real_model_data("exact-plain.json")},
+          {"SmolLM2-135M-Instruct-Q4_1-chat", real_model_data("reference-chat.json"), dir, real_model_absent(),
+           real_model_data("exact-chat.json")}};
 }
 
 }  // namespace rayo::test

@@ -16,6 +16,10 @@
 #   perplexity-c128.txt   llama-perplexity -c 128 -b 128 on
 #                         ../shared/texts/moores-law.txt: the running estimate
 #                         per chunk, then the final estimate
+#   exact-plain.json,     refgen on the same prompts with the model's weights
+#   exact-chat.json       dequantized to F32 (build/tests/dequantize_gguf): the
+#                         product without quantized activations, which the
+#                         teacher-forced test measures rayo and llama.cpp against
 # Rerun (llama.cpp is a yardstick here, never a dependency of rayo):
 #   ../shared/peers/build-llama-cpp.sh /tmp/llama.cpp      # refgen, llama-perplexity
 #   tests/data/smollm2/make-reference.sh /tmp/llama.cpp/b/bin [build/rayo]
@@ -28,12 +32,13 @@ if [ $# -lt 1 ]; then
 fi
 bin=$(cd "$1" && pwd)
 rayo=$(realpath "${2:-$root/build/rayo}")
+dequantize=$(dirname "$rayo")/tests/dequantize_gguf
 cache=${RAYO_MODEL_CACHE:-.cache/models}
 case "$cache" in /*) ;; *) cache="$root/$cache" ;; esac
 model_name=SmolLM2-135M-Instruct.Q4_1.gguf
 shared=${RAYO_SHARED:-$root/../shared}
 text=$(realpath -m "$shared/texts/moores-law.txt")
-for f in "$bin/refgen" "$bin/llama-perplexity" "$rayo" "$cache/$model_name" "$text"; do
+for f in "$bin/refgen" "$bin/llama-perplexity" "$rayo" "$dequantize" "$cache/$model_name" "$text"; do
   [ -e "$f" ] || { echo "error: $f not found" >&2; exit 1; }
 done
 export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -59,10 +64,20 @@ cd "$cache"
 "$bin/refgen" "$model_name" "$here/prompts.txt" 48 0 >"$here/reference-plain.json" 2>/dev/null
 REFGEN_PARSE_SPECIAL=1 "$bin/refgen" "$model_name" "$here/chat-prompts.txt" 48 0 >"$here/reference-chat.json" 2>/dev/null
 
+# The same prompts on the weights dequantized to F32 (540 MB, in a scratch folder).
+scratch=$(mktemp -d)
+log=$(mktemp)
+trap 'rm -rf "$scratch" "$log"' EXIT
+exact_name=SmolLM2-135M-Instruct.F32-from-Q4_1.gguf
+"$dequantize" "$model_name" "$scratch/$exact_name"
+(cd "$scratch" && "$bin/refgen" "$exact_name" "$here/prompts.txt" 48 0 >"$here/exact-plain.json" 2>/dev/null)
+(cd "$scratch" && REFGEN_PARSE_SPECIAL=1 "$bin/refgen" "$exact_name" "$here/chat-prompts.txt" 48 0 \
+  >"$here/exact-chat.json" 2>/dev/null)
+
 # llama-perplexity prints the per-chunk estimates to stdout and the final
 # estimate in its log (stderr).
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-"$bin/llama-perplexity" -m "$model_name" -f "$text" -c 128 -b 128 -t 2 >"$here/perplexity-c128.txt" 2>"$log"
+# (less its estimate of the time it will take).
+"$bin/llama-perplexity" -m "$model_name" -f "$text" -c 128 -b 128 -t 2 2>"$log" | grep -v " minutes$" \
+  >"$here/perplexity-c128.txt"
 grep -o "Final estimate: PPL = .*" "$log" >>"$here/perplexity-c128.txt"
-echo "wrote chat-prompts.txt reference-plain.json reference-chat.json perplexity-c128.txt in $here"
+echo "wrote chat-prompts.txt reference-plain.json reference-chat.json perplexity-c128.txt exact-plain.json exact-chat.json in $here"
