@@ -418,8 +418,9 @@ __device__ __forceinline__ float rope_angle(int pos, int i, float theta_scale, f
 __device__ __forceinline__ long long kv_row(const int* block_table, int seq, int max_blocks, int pos, int block_size) {
   return static_cast<long long>(block_table[seq * max_blocks + pos / block_size]) * block_size + pos % block_size;
 }
-// The cache row of token row t's position pos, in its sequence's table.
-__device__ __forceinline__ long long kv_row(const KvPlaces& kv, int t, int pos, int block_size) {
+// The cache row of token row t's position pos, in its sequence's table (kv by
+// value, as twin_row's `out`: no copy of the kernel's argument to local memory).
+__device__ __forceinline__ long long kv_row(KvPlaces kv, int t, int pos, int block_size) {
   return kv_row(kv.block_table, kv.seq[t], *kv.max_blocks, pos, block_size);
 }
 

@@ -31,9 +31,11 @@ __device__ __forceinline__ TwinRow twin_row(i8* q, float2* ds, float* ss, long l
   return TwinRow{q ? q + t * K : nullptr, ds ? ds + t * (K / 32) : nullptr, ss ? ss + t * ((K + 31) / 32) : nullptr};
 }
 // Row t of the twin `out`, with only the parts a variant writes (kQ8: q and
-// ds; kSs: the statistics), the others null.
+// ds; kSs: the statistics), the others null. `out` is taken by value: a
+// reference to a field of a kernel's argument would make the compiler copy
+// the whole argument struct to local memory.
 template <long long K, bool kQ8, bool kSs>
-__device__ __forceinline__ TwinRow twin_row(const TwinOut& out, long long t) {
+__device__ __forceinline__ TwinRow twin_row(TwinOut out, long long t) {
   return twin_row<K>(kQ8 ? out.q : nullptr, kQ8 ? out.ds : nullptr, kSs ? out.ss : nullptr, t);
 }
 
