@@ -27,6 +27,7 @@ class CompletionOptions:
     frequency_penalty: float
     stop: List[bytes]
     seed: Optional[int]
+    logprobs: int
     def __init__(self) -> None: ...
 
 class Completion:
@@ -41,6 +42,9 @@ class Completion:
     def prompt_tokens(self) -> int: ...
     @property
     def completion_tokens(self) -> int: ...
+    @property
+    def logprobs(self) -> List[Tuple[int, float, List[Tuple[int, float]]]]:
+        """Per generated token (token, logprob, top alternatives), when asked for."""
 
 class Generation:
     """One running completion, generated on a thread of its own."""

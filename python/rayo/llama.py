@@ -32,14 +32,19 @@ ChatMessage = Dict[str, Any]
 # offload, memory mapping, ...): accepted so that its code runs, and ignored.
 _IGNORED_LLAMA_OPTIONS = frozenset(
     {
-        "n_gpu_layers", "split_mode", "main_gpu", "tensor_split", "vocab_only", "use_mmap", "use_mlock",
+        "n_gpu_layers", "split_mode", "main_gpu", "tensor_split", "use_mmap", "use_mlock",
         "kv_overrides", "n_ubatch", "n_threads_batch", "rope_scaling_type", "pooling_type", "rope_freq_base",
         "rope_freq_scale", "yarn_ext_factor", "yarn_attn_factor", "yarn_beta_fast", "yarn_beta_slow",
-        "yarn_orig_ctx", "logits_all", "embedding", "offload_kqv", "flash_attn", "last_n_tokens_size",
-        "numa", "chat_handler", "draft_model", "tokenizer", "type_k", "type_v", "spm_infill", "lora_base",
-        "lora_path", "lora_scale", "chat_format",
+        "yarn_orig_ctx", "logits_all", "offload_kqv", "flash_attn", "last_n_tokens_size", "numa", "type_k",
+        "type_v", "spm_infill", "lora_scale",
     }
 )
+# Constructor options that would change what the model answers: only their
+# "off" value is accepted, anything else raises NotImplementedError.
+_UNSUPPORTED_LLAMA_DEFAULTS: Dict[str, Any] = {
+    "chat_format": None, "chat_handler": None, "draft_model": None, "tokenizer": None, "lora_base": None,
+    "lora_path": None, "embedding": False, "vocab_only": False,
+}
 
 # Sampling options of llama-cpp-python that rayo does not implement, with the
 # value that means "off": any other value raises NotImplementedError rather
@@ -47,8 +52,10 @@ _IGNORED_LLAMA_OPTIONS = frozenset(
 _UNSUPPORTED_SAMPLING_DEFAULTS: Dict[str, Any] = {
     "suffix": None, "echo": False, "typical_p": 1.0, "tfs_z": 1.0, "mirostat_mode": 0, "grammar": None,
     "logit_bias": None, "logits_processor": None, "stopping_criteria": None, "functions": None,
-    "function_call": None, "tools": None, "tool_choice": None, "top_logprobs": None,
+    "function_call": None, "tools": None, "tool_choice": None,
 }
+# The most alternatives per token that logprobs may ask for (as rayo serve).
+_MAX_LOGPROBS = 20
 # Accepted with any value, and without effect (as in llama-cpp-python, where they are hints).
 _IGNORED_SAMPLING_OPTIONS = frozenset({"model", "mirostat_tau", "mirostat_eta"})
 
@@ -139,16 +146,22 @@ class Llama:
         n_batch: prompt tokens evaluated per step. n_threads: CPU threads (None: the physical cores).
         device: "auto" (CUDA when a GPU is usable, else the CPU), "cpu" or "cuda".
         seed: seeds the sampling of every call that gives no seed (-1 or LLAMA_DEFAULT_SEED: random).
-        verbose: describe the backend on stderr. Other llama-cpp-python options
-        (n_gpu_layers, use_mmap, chat_format, ...) are accepted and ignored.
+        verbose: describe the backend on stderr. llama-cpp-python's options of
+        placement and memory (n_gpu_layers, use_mmap, ...) are accepted and ignored;
+        those that would change the answers (chat_format, lora_path, embedding, ...)
+        raise NotImplementedError unless left at their defaults.
 
         Raises FileNotFoundError when there is no such file, ValueError/TypeError
         for a bad option, RuntimeError (the library's message) when the file
         cannot be loaded (not GGUF, an unsupported architecture, ...).
         """
-        unknown = set(llama_cpp_options) - _IGNORED_LLAMA_OPTIONS
-        if unknown:
-            raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r}")
+        for name, value in llama_cpp_options.items():
+            if name in _IGNORED_LLAMA_OPTIONS:
+                continue
+            if name not in _UNSUPPORTED_LLAMA_DEFAULTS:
+                raise TypeError(f"unexpected keyword argument {name!r}")
+            if value is not None and value != _UNSUPPORTED_LLAMA_DEFAULTS[name]:
+                raise NotImplementedError(f"{name}={value!r} is not supported by rayo")
         if not isinstance(model_path, (str, os.PathLike)):
             raise TypeError(f"model_path must be a str or a path, got {type(model_path).__name__}")
         model_path = os.fspath(model_path)
@@ -261,11 +274,14 @@ class Llama:
         frequency_penalty: float,
         stop: Optional[Union[str, List[str]]],
         seed: Optional[int],
-        logprobs: Any,
+        logprobs: Optional[int],
+        stream: bool,
     ) -> _core.CompletionOptions:
-        if logprobs is not None and logprobs is not False:
-            raise NotImplementedError("logprobs are not supported by rayo's Python package yet (pass None)")
         o = _core.CompletionOptions()
+        if logprobs is not None:
+            o.logprobs = _check_int("logprobs", logprobs, 0, _MAX_LOGPROBS)
+            if stream:
+                raise NotImplementedError("logprobs of a streamed completion are not supported by rayo yet")
         # None or 0: until the end of generation or a full context (llama-cpp-python's meaning).
         o.max_tokens = 0 if max_tokens is None else _check_int("max_tokens", max_tokens, 0)
         o.temperature = _check_float("temperature", temperature)
@@ -317,7 +333,8 @@ class Llama:
         Sampling is llama.cpp's chain: penalties -> top-k -> top-p -> min-p -> temperature;
         temperature <= 0 is greedy. max_tokens None or 0: until the end of generation or a
         full context. stop: strings that end the text (not included). seed: this call's seed
-        (None: the next one drawn from the Llama's seed). logprobs: only None is supported.
+        (None: the next one drawn from the Llama's seed). logprobs: None, or 0 to 20: each
+        token's log-probability and that many most likely alternatives (not when streaming).
 
         Returns llama-cpp-python's ``text_completion`` dictionary, or with ``stream=True``
         an iterator of its chunks, whose texts concatenate to the whole text; the last
@@ -326,23 +343,27 @@ class Llama:
         left at their defaults.
         """
         _check_unsupported(llama_cpp_options)
-        options = self._options(max_tokens, temperature, top_p, top_k, min_p, repeat_penalty, presence_penalty,
-                                frequency_penalty, stop, seed, logprobs)
-        data = _utf8("prompt", prompt)
         streaming = _check_bool("stream", stream)
+        options = self._options(max_tokens, temperature, top_p, top_k, min_p, repeat_penalty, presence_penalty,
+                                frequency_penalty, stop, seed, logprobs, streaming)
+        data = _utf8("prompt", prompt)
         generation = self._loaded().complete(data, options, streaming)
         completion_id = f"cmpl-{uuid.uuid4()}"
         created = int(time.time())
         if streaming:
             return self._completion_chunks(generation, completion_id, created)
         result = self._finish(generation)
+        scores = None
+        if logprobs is not None:
+            context = self._loaded().tokenize(data, True, True)
+            scores = self._completion_logprobs(result, context, len(prompt))
         return {
             "id": completion_id,
             "object": "text_completion",
             "created": created,
             "model": self.model_path,
             "choices": [
-                {"text": _text(result.text), "index": 0, "logprobs": None, "finish_reason": result.finish_reason}
+                {"text": _text(result.text), "index": 0, "logprobs": scores, "finish_reason": result.finish_reason}
             ],
             "usage": _usage(result),
         }
@@ -367,6 +388,7 @@ class Llama:
         frequency_penalty: float = 0.0,
         repeat_penalty: float = 1.0,
         logprobs: Optional[bool] = None,
+        top_logprobs: Optional[int] = None,
         **llama_cpp_options: Any,
     ) -> Union[ChatCompletion, Iterator[ChatCompletionChunk]]:
         """Answers a conversation rendered with the model's own chat template.
@@ -376,21 +398,28 @@ class Llama:
         Returns llama-cpp-python's ``chat.completion`` dictionary, or with ``stream=True`` an
         iterator of ``chat.completion.chunk`` dictionaries: a first delta with the role, one
         per piece of content, and a last empty one with the finish_reason. Other options as
-        in create_completion; tools, functions and grammars raise NotImplementedError.
+        in create_completion; logprobs=True with top_logprobs=N (0 to 20) gives OpenAI's
+        chat logprobs; tools, functions and grammars raise NotImplementedError.
         """
         if response_format is not None and response_format.get("type", "text") != "text":
             raise NotImplementedError("response_format other than text is not supported by rayo")
         _check_unsupported(llama_cpp_options)
-        options = self._options(max_tokens, temperature, top_p, top_k, min_p, repeat_penalty, presence_penalty,
-                                frequency_penalty, stop, seed, logprobs)
-        turns = _chat_turns(messages)
         streaming = _check_bool("stream", stream)
+        # As llama-cpp-python: logprobs=True asks for top_logprobs alternatives (None: no logprobs).
+        alternatives = top_logprobs if logprobs is not None and _check_bool("logprobs", logprobs) else None
+        options = self._options(max_tokens, temperature, top_p, top_k, min_p, repeat_penalty, presence_penalty,
+                                frequency_penalty, stop, seed, alternatives, streaming)
+        turns = _chat_turns(messages)
         generation = self._loaded().chat(turns, options, streaming)
         completion_id = f"chatcmpl-{uuid.uuid4()}"
         created = int(time.time())
         if streaming:
             return self._chat_chunks(generation, completion_id, created)
         result = self._finish(generation)
+        scores = None
+        if alternatives is not None:
+            context = self._loaded().tokenize(self._loaded().apply_chat_template(turns), False, True)
+            scores = _chat_logprobs(self._completion_logprobs(result, context, 0))
         return {
             "id": completion_id,
             "object": "chat.completion",
@@ -400,7 +429,7 @@ class Llama:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": _text(result.text)},
-                    "logprobs": None,
+                    "logprobs": scores,
                     "finish_reason": result.finish_reason,
                 }
             ],
@@ -412,6 +441,32 @@ class Llama:
         return _text(self._loaded().apply_chat_template(_chat_turns(messages)))
 
     # -- helpers ----------------------------------------------------------
+
+    def _completion_logprobs(self, result: _core.Completion, prompt_tokens: List[int], text_offset: int) -> Dict[str, Any]:
+        """llama-cpp-python's completion logprobs: each token's text, offset, logprob and top alternatives."""
+        model = self._loaded()
+        # Each token's text as it follows what came before it (a few prompt
+        # tokens of context keep SentencePiece from dropping a leading space).
+        context = list(prompt_tokens[-4:])
+        generated: List[int] = [token for token, _, _ in result.logprobs]
+        token_texts = []
+        before = model.detokenize(context, False)
+        for i in range(len(generated)):
+            after = model.detokenize(context + generated[: i + 1], False)
+            token_texts.append(_text(after[len(before):]))
+            before = after
+        offsets, top = [], []
+        for i, (token, logprob, alternatives) in enumerate(result.logprobs):
+            offsets.append(text_offset + sum(len(t) for t in token_texts[:i]))
+            best = {_text(model.detokenize([alt], False)): alt_logprob for alt, alt_logprob in alternatives}
+            best[token_texts[i]] = logprob
+            top.append(best)
+        return {
+            "tokens": token_texts,
+            "text_offset": offsets,
+            "token_logprobs": [logprob for _, logprob, _ in result.logprobs],
+            "top_logprobs": top,
+        }
 
     @staticmethod
     def _finish(generation: _core.Generation) -> _core.Completion:
@@ -466,6 +521,22 @@ class Llama:
         for text in self._pieces(generation):
             yield chunk({"content": text}, None)
         yield chunk({}, generation.result().finish_reason)
+
+
+def _chat_logprobs(scores: Dict[str, Any]) -> Dict[str, Any]:
+    """Completion logprobs in a chat's shape, as llama-cpp-python converts them."""
+    return {
+        "content": [
+            {
+                "token": token,
+                "bytes": None,
+                "logprob": logprob,
+                "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in alternatives.items()],
+            }
+            for token, logprob, alternatives in zip(scores["tokens"], scores["token_logprobs"], scores["top_logprobs"])
+        ],
+        "refusal": None,
+    }
 
 
 def _usage(result: _core.Completion) -> Dict[str, int]:

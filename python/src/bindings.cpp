@@ -14,6 +14,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
@@ -243,14 +244,30 @@ NB_MODULE(_core, m) {
             o.stop.clear();
             for (const auto& s : stop) o.stop.push_back(bytes_to_string(s));
           })
-      .def_rw("seed", &rayo::CompletionOptions::seed);
+      .def_rw("seed", &rayo::CompletionOptions::seed)
+      .def_rw("logprobs", &rayo::CompletionOptions::logprobs);
 
   nb::class_<rayo::Completion>(m, "Completion", "What a completion produced (rayo::Completion).")
       .def_prop_ro("text", [](const rayo::Completion& c) { return string_to_bytes(c.text); })
       .def_ro("tokens", &rayo::Completion::tokens)
       .def_ro("finish_reason", &rayo::Completion::finish_reason)
       .def_ro("prompt_tokens", &rayo::Completion::prompt_tokens)
-      .def_ro("completion_tokens", &rayo::Completion::completion_tokens);
+      .def_ro("completion_tokens", &rayo::Completion::completion_tokens)
+      .def_prop_ro(
+          "logprobs",
+          [](const rayo::Completion& c) {
+            // (token, logprob, [(token, logprob), ...]) per generated token: plain
+            // tuples, since Python shapes them into llama-cpp-python's dictionaries.
+            using Alternatives = std::vector<std::pair<int32_t, float>>;
+            std::vector<std::tuple<int32_t, float, Alternatives>> out;
+            for (const auto& t : c.logprobs) {
+              Alternatives top;
+              for (const auto& alt : t.top) top.emplace_back(alt.token, alt.logprob);
+              out.emplace_back(t.token, t.logprob, std::move(top));
+            }
+            return out;
+          },
+          "Per generated token (token, logprob, top alternatives), when asked for.");
 
   nb::class_<Generation>(m, "Generation", "One running completion; its pieces come from next_piece().")
       .def("next_piece", &Generation::next_piece,

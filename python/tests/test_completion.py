@@ -111,3 +111,39 @@ def test_tokenize_detokenize_and_model_facts(stories):
     assert stories.n_ctx() == 256 and stories.n_vocab() == 512
     assert stories.metadata["general.architecture"] == "llama"
     assert stories.device == "cpu"
+
+
+def test_logprobs_are_llama_cpps(stories):
+    # The log-softmax of llama.cpp's logits after each greedy step (lse and top logits in the reference).
+    case = reference("stories260K")["cases"][0]
+    out = stories(case["prompt"], max_tokens=8, temperature=0, logprobs=3)
+    scores = out["choices"][0]["logprobs"]
+    assert set(scores) == {"tokens", "text_offset", "token_logprobs", "top_logprobs"}
+    assert "".join(scores["tokens"]) == out["choices"][0]["text"]
+    assert scores["text_offset"][0] == len(case["prompt"])
+    # The distribution of greedy token i: after the prompt, then after greedy token i - 1.
+    steps = [case["prompt_logits"][-1]] + case["greedy_logits"]
+    for i, step in enumerate(steps[:8]):
+        best_id, best_logit = step["top"][0]
+        assert abs(scores["token_logprobs"][i] - (best_logit - step["lse"])) < 1e-3
+        top = scores["top_logprobs"][i]
+        assert len(top) in (3, 4) and scores["tokens"][i] in top
+        assert max(top.values()) == scores["token_logprobs"][i]
+    # Asking for them changes no token, greedy or sampled.
+    for sampling in ({"temperature": 0}, {"temperature": 0.9, "seed": 11}):
+        plain = stories("Once upon a time", max_tokens=20, **sampling)["choices"][0]
+        scored = stories("Once upon a time", max_tokens=20, logprobs=0, **sampling)["choices"][0]
+        assert scored["text"] == plain["text"] and plain["logprobs"] is None
+        assert all(len(t) == 1 for t in scored["logprobs"]["top_logprobs"])
+
+
+def test_chat_logprobs_have_openais_shape(stories):
+    messages = [{"role": "user", "content": "Hi"}]
+    out = stories.create_chat_completion(messages, max_tokens=6, temperature=0, logprobs=True, top_logprobs=2)
+    scores = out["choices"][0]["logprobs"]
+    assert set(scores) == {"content", "refusal"} and len(scores["content"]) == out["usage"]["completion_tokens"]
+    entry = scores["content"][0]
+    assert set(entry) == {"token", "bytes", "logprob", "top_logprobs"} and entry["logprob"] <= 0
+    assert set(entry["top_logprobs"][0]) == {"token", "logprob", "bytes"}
+    assert "".join(e["token"] for e in scores["content"]) == out["choices"][0]["message"]["content"]
+    assert stories.create_chat_completion(messages, max_tokens=2, logprobs=True)["choices"][0]["logprobs"] is None

@@ -36,6 +36,7 @@ def test_bad_model_files(tmp_path):
     ({"n_batch": 0}, ValueError), ({"n_threads": -2}, ValueError), ({"device": "tpu"}, ValueError),
     ({"device": 1}, ValueError), ({"seed": 2**40}, ValueError), ({"seed": "x"}, TypeError),
     ({"verbose": "no"}, TypeError), ({"no_such_option": 1}, TypeError),
+    ({"chat_format": "chatml"}, NotImplementedError), ({"embedding": True}, NotImplementedError),
 ])
 def test_bad_load_options(kwargs, error):
     with pytest.raises(error):
@@ -58,7 +59,8 @@ def test_bad_model_path_types():
     ({"presence_penalty": float("nan")}, ValueError), ({"top_k": 1.0}, TypeError), ({"top_k": 2**40}, ValueError),
     ({"stop": [""]}, ValueError), ({"stop": 5}, TypeError), ({"stop": [5]}, TypeError),
     ({"stop": ["\udfff"]}, ValueError), ({"seed": -5}, ValueError), ({"seed": 1.5}, TypeError),
-    ({"stream": "yes"}, TypeError), ({"logprobs": 5}, NotImplementedError), ({"grammar": "root ::= x"}, NotImplementedError),
+    ({"stream": "yes"}, TypeError), ({"logprobs": 21}, ValueError),
+    ({"logprobs": -1}, ValueError), ({"logprobs": "2"}, TypeError), ({"logprobs": 2, "stream": True}, NotImplementedError), ({"grammar": "root ::= x"}, NotImplementedError),
     ({"mirostat_mode": 2}, NotImplementedError), ({"echo": True}, NotImplementedError),
     ({"no_such_option": 1}, TypeError),
 ])
