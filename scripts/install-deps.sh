@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libpcre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-pip
+  python3 python3-pip python3-venv python3-dev
 )
 missing=()
 for p in "${packages[@]}"; do

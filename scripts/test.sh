@@ -2,8 +2,10 @@
 # rayo's test command (the README's, and what CI runs):
 #   1. installs dependencies, builds the release configuration, runs every CTest
 #      test that needs no GPU (labels unit, parity, slow);
-#   2. builds with ASan+UBSan and runs the unit tests again under the sanitizers;
-#   3. when clang is present, runs the GGUF reader fuzzer for a short bounded time.
+#   2. installs the Python package into a fresh virtual environment and runs
+#      its tests (scripts/test-python.sh);
+#   3. builds with ASan+UBSan and runs the unit tests again under the sanitizers;
+#   4. when clang is present, runs the GGUF reader fuzzer for a short bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -12,6 +14,9 @@ jobs=$(nproc)
 echo "== release build and tests"
 scripts/build.sh build
 ctest --test-dir build --output-on-failure -j"$jobs" -LE gpu
+
+echo "== Python package: pip install . into a fresh venv, pytest"
+scripts/test-python.sh
 
 echo "== ASan+UBSan build and unit tests"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAYO_SANITIZE=ON

@@ -51,12 +51,28 @@ struct CompletionOptions {
   float frequency_penalty = 0.0f;   // 0: off
   std::vector<std::string> stop{};  // stop strings, not included in the text
   std::optional<uint32_t> seed{};   // absent: the next seed drawn from the Llm's seed
+  int logprobs = -1;                // -1: none; 0..20: each token's logprob and this many alternatives
 };
 
 // One turn of a conversation: role "system", "user" or "assistant", and its text.
 struct ChatMessage {
   std::string role{};
   std::string content{};
+};
+
+// A token and its log-probability: the log-softmax of the model's logits at
+// its position (before the sampling chain's penalties and temperature).
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0;
+};
+
+// A generated token's log-probability and the most likely tokens at its
+// position, best first (CompletionOptions::logprobs of them).
+struct TokenLogprobs {
+  int32_t token = 0;
+  float logprob = 0;
+  std::vector<TokenLogprob> top{};
 };
 
 // What a completion produced.
@@ -66,6 +82,7 @@ struct Completion {
   std::string finish_reason{};    // "stop" (end of generation, a stop string, the callback) or "length"
   int64_t prompt_tokens = 0;      // tokens of the prompt (for a chat, of the rendered conversation)
   int64_t completion_tokens = 0;  // tokens.size()
+  std::vector<TokenLogprobs> logprobs{};  // one per token of `tokens` when CompletionOptions::logprobs >= 0
 };
 
 // Receives each piece of text as it becomes final: whole UTF-8 characters,

@@ -112,6 +112,9 @@ struct Llm::Impl {
     runtime::GenerationOptions g;
     g.max_tokens = options.max_tokens > 0 ? options.max_tokens : -1;
     g.stop = options.stop;
+    if (options.logprobs < -1 || options.logprobs > 20)
+      fail("logprobs must be -1 (none) or 0 to 20 alternatives, got ", options.logprobs);
+    g.logprobs = options.logprobs;
 
     // Keep what the previous call left in the cache as far as this prompt
     // repeats it; at least one token is evaluated, for its logits. The kept
@@ -127,6 +130,10 @@ struct Llm::Impl {
     c.finish_reason = r.finish == runtime::FinishReason::Stop ? "stop" : "length";
     c.prompt_tokens = static_cast<int64_t>(prompt.size());
     c.completion_tokens = static_cast<int64_t>(c.tokens.size());
+    for (const runtime::GeneratedToken& t : r.logprobs) {
+      TokenLogprobs& out = c.logprobs.emplace_back(TokenLogprobs{t.id, t.logprob, {}});
+      for (const runtime::TokenLogprob& alt : t.top) out.top.push_back({alt.id, alt.logprob});
+    }
     return c;
   }
 

@@ -65,9 +65,18 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
   // The prompt, then each token sampled from the logits after it (on the
   // backend when it can: a decode step then brings back one id).
   const bool budget = options.max_tokens != 0;
+  // With logprobs the logits come to the host and are sampled there: the
+  // same draw as the backend's (Session::eval_sample), one row more to copy.
+  GeneratedToken scored;
+  auto eval_next = [&](std::span<const int32_t> tokens) {
+    if (options.logprobs < 0) return session.eval_sample(tokens, sampler);
+    const std::span<const float> logits = session.eval(tokens);
+    scored = token_logprobs(sampler.sample(logits), logits, options.logprobs);
+    return scored.id;
+  };
   int32_t token = 0;
   if (budget)
-    token = session.eval_sample(prompt, sampler);
+    token = eval_next(prompt);
   else
     session.eval(prompt);
   result.prompt_seconds = seconds_since(start);
@@ -98,6 +107,7 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
       break;
     }
     result.tokens.push_back(token);
+    if (options.logprobs >= 0) result.logprobs.push_back(std::move(scored));
     result.text += decoder.push(token);
     if ((stopped = emit(false))) {
       result.finish = FinishReason::Stop;
@@ -108,7 +118,7 @@ GenerationResult generate(Session& session, Sampler& sampler, std::span<const in
       result.finish = options.max_tokens < 0 ? FinishReason::Context : FinishReason::Length;
       break;
     }
-    token = session.eval_sample(std::span<const int32_t>(&token, 1), sampler);
+    token = eval_next(std::span<const int32_t>(&token, 1));
   }
   if (!stopped) {
     result.text += decoder.finish();

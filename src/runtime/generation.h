@@ -18,6 +18,7 @@ struct GenerationOptions {
   std::vector<std::string> stop;   // stop strings (not included in the text)
   bool show_special = false;       // print special tokens' text
   bool ignore_eos = false;         // keep going past end-of-generation tokens (benchmarks)
+  int logprobs = -1;               // -1: none; else each token's logprob and this many alternatives
 };
 
 enum class FinishReason { Stop, Length, Context };
@@ -26,6 +27,7 @@ std::string_view finish_reason_name(FinishReason r);  // "stop", "length", "cont
 struct GenerationResult {
   std::vector<int32_t> tokens;  // generated ids (the end-of-generation token excluded)
   std::string text;             // their text, cut at a stop string
+  std::vector<GeneratedToken> logprobs;  // one per token of `tokens` when options.logprobs >= 0
   FinishReason finish = FinishReason::Stop;
   int64_t prompt_tokens = 0;
   double prompt_seconds = 0;    // prompt evaluation

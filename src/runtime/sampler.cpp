@@ -18,6 +18,26 @@ void SamplingParams::validate(const SamplingNames& n) const {
   if (!std::isfinite(frequency_penalty)) fail(n.frequency_penalty, " must be a number");
 }
 
+GeneratedToken token_logprobs(int32_t id, std::span<const float> logits, int top) {
+  GeneratedToken g;
+  g.id = id;
+  const float max_logit = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
+  const float lse = max_logit + static_cast<float>(std::log(sum));
+  g.logprob = logits[id] - lse;
+  if (top > 0) {
+    std::vector<int32_t> ids(logits.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+    const size_t k = std::min<size_t>(static_cast<size_t>(top), ids.size());
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) {
+      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+    });
+    for (size_t i = 0; i < k; ++i) g.top.push_back({ids[i], logits[ids[i]] - lse});
+  }
+  return g;
+}
+
 bool SamplingParams::penalises() const {
   return repeat_penalty != 1.0f || presence_penalty != 0.0f || frequency_penalty != 0.0f;
 }

@@ -65,6 +65,21 @@ struct SamplingWorkspace {
   std::vector<float> weights;
 };
 
+struct TokenLogprob {
+  int32_t id = 0;
+  float logprob = 0;
+};
+
+struct GeneratedToken {
+  int32_t id = 0;
+  float logprob = 0;               // log-softmax of the model's logits (when asked for)
+  std::vector<TokenLogprob> top;   // the most likely alternatives, best first
+};
+
+// `id` with its log-softmax over `logits` (the model's, before the sampling
+// chain) and the `top` most likely tokens, best first (ties: lower id first).
+GeneratedToken token_logprobs(int32_t id, std::span<const float> logits, int top);
+
 // The whole chain on one row of logits (the vocabulary is logits.size()):
 //  1. penalties (if params.penalises()): for each entry whose token is in the
 //     vocabulary (tokens distinct), logit /= repeat_penalty if positive, else

@@ -20,27 +20,6 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// log-softmax of the chosen token and the `top` most likely tokens.
-GeneratedToken with_logprobs(int32_t id, std::span<const float> logits, int top) {
-  GeneratedToken g;
-  g.id = id;
-  const float max_logit = *std::max_element(logits.begin(), logits.end());
-  double sum = 0;
-  for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
-  const float lse = max_logit + static_cast<float>(std::log(sum));
-  g.logprob = logits[id] - lse;
-  if (top > 0) {
-    std::vector<int32_t> ids(logits.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
-    const size_t k = std::min<size_t>(static_cast<size_t>(top), ids.size());
-    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) {
-      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-    });
-    for (size_t i = 0; i < k; ++i) g.top.push_back({ids[i], logits[ids[i]] - lse});
-  }
-  return g;
-}
-
 }  // namespace
 
 // ---- RequestStream -----------------------------------------------------------
@@ -517,7 +496,7 @@ void Scheduler::deliver(Sequence& s, int32_t id, const std::function<std::span<c
   ++stats_.generated_tokens;
   GeneratedToken g;
   if (s.request.logprobs >= 0)
-    g = with_logprobs(id, logits(), s.request.logprobs);
+    g = token_logprobs(id, logits(), s.request.logprobs);
   else
     g.id = id;
   s.text += s.decoder.push(id);

@@ -74,17 +74,6 @@ struct SchedulerOptions {
   BackendChoice backend;        // where the steps run (--device, -t, --kv-type, --no-graph, --verbose)
 };
 
-struct TokenLogprob {
-  int32_t id = 0;
-  float logprob = 0;
-};
-
-struct GeneratedToken {
-  int32_t id = 0;
-  float logprob = 0;               // log-softmax of the model's logits (when asked for)
-  std::vector<TokenLogprob> top;   // the most likely alternatives, best first
-};
-
 struct Request {
   std::vector<int32_t> prompt;     // token ids, BOS included if wanted
   SamplingParams sampling;

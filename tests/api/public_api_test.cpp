@@ -150,6 +150,35 @@ TEST(PublicApi, SeedsRepeat) {
             d.create_completion("Once upon a time", unseeded).tokens);
 }
 
+// Asking for logprobs brings the logits to the host and samples there: the
+// tokens stay those of a call without them, greedy or sampled.
+TEST(PublicApi, LogprobsLeaveTheTokensAlone) {
+  RAYO_REQUIRE_SHARED();
+  rayo::Llm llm(stories(), {.n_threads = 2});
+  for (const rayo::CompletionOptions& options : {rayo::CompletionOptions{.max_tokens = 16, .temperature = 0},
+                                                rayo::CompletionOptions{.max_tokens = 16, .seed = 99}}) {
+    const rayo::Completion plain = llm.create_completion("Once upon a time", options);
+    rayo::CompletionOptions with = options;
+    with.logprobs = 3;
+    const rayo::Completion scored = llm.create_completion("Once upon a time", with);
+    EXPECT_EQ(scored.tokens, plain.tokens);
+    EXPECT_TRUE(plain.logprobs.empty());
+    ASSERT_EQ(scored.logprobs.size(), scored.tokens.size());
+    for (size_t i = 0; i < scored.tokens.size(); ++i) {
+      const rayo::TokenLogprobs& t = scored.logprobs[i];
+      EXPECT_EQ(t.token, scored.tokens[i]);
+      EXPECT_LE(t.logprob, 0.0f);
+      ASSERT_EQ(t.top.size(), 3u);
+      EXPECT_GE(t.top[0].logprob, t.top[1].logprob);
+      EXPECT_GE(t.top[0].logprob, t.logprob);
+      if (options.temperature <= 0) {
+        EXPECT_EQ(t.top[0].token, t.token);
+      }
+    }
+  }
+  EXPECT_THROW(llm.create_completion("Once", {.logprobs = 21}), rayo::Error);
+}
+
 // No shared model carries a chat template, so stories260K gets the default
 // (Llama-2) format, as `rayo chat` gives it: the answer is `rayo chat`'s.
 TEST(PublicApi, ChatCompletionAnswersAsRayoChat) {
