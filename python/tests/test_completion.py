@@ -16,22 +16,36 @@ CHOICE_KEYS = {"text", "index", "logprobs", "finish_reason"}
 USAGE_KEYS = {"prompt_tokens", "completion_tokens", "total_tokens"}
 
 
-@pytest.mark.parametrize("model", ["stories260K", "tinystories-656k-q8_0", "synth-qwen2-q8_0"])
-def test_greedy_completion_gives_llama_cpp_tokens(model):
-    # `rayo run --temp 0 -n 16` gives llama.cpp's greedy tokens on these
-    # models (CliRun.JsonGreedyMatchesLlamaCpp); the package must give them too.
+def steps_before_near_tie(case, tolerance):
+    """Greedy steps two engines must agree on: those before the first decision
+    where llama.cpp's own top-1/top-2 margin is at most `tolerance` (the C++
+    parity tests' rule, tests/support/reference.cpp)."""
+    n = 0
+    while n < len(case["greedy"]):
+        top = (case["prompt_logits"][-1] if n == 0 else case["greedy_logits"][n - 1])["top"]
+        if len(top) >= 2 and top[0][1] - top[1][1] <= tolerance:
+            break
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("model,tolerance", [("stories260K", 0.05), ("tinystories-656k-q8_0", 0.3),
+                                             ("synth-qwen2-q8_0", 0.3)])
+def test_greedy_completion_gives_llama_cpp_tokens(model, tolerance):
+    # Up to llama.cpp's first near-tie (tolerance: the C++ parity tests' for a
+    # float or a quantized model), the package's greedy text is llama.cpp's.
     ref = reference(model)
     with rayo.Llama(shared_model(f"{model}.gguf"), n_ctx=256, n_threads=2, device="cpu") as llm:
         for case in ref["cases"][:2]:
-            expected = case["greedy"][:16]
+            expected = case["greedy"][:min(16, steps_before_near_tie(case, tolerance))]
             out = llm.create_completion(case["prompt"], max_tokens=16, temperature=0)
             choice = out["choices"][0]
             # The continuation's text as it follows the prompt (SentencePiece drops a text's leading space).
             prompt_text = llm.detokenize(case["tokens"])
             continuation = llm.detokenize(case["tokens"] + expected)[len(prompt_text):]
-            assert choice["text"] == continuation.decode("utf-8", errors="ignore")
+            assert choice["text"].startswith(continuation.decode("utf-8", errors="ignore"))
             assert out["usage"]["prompt_tokens"] == len(case["tokens"])
-            if len(expected) == 16:
+            if len(case["greedy"]) >= 16:
                 assert choice["finish_reason"] == "length"
                 assert out["usage"]["completion_tokens"] == 16
 
@@ -43,13 +57,14 @@ def rayo_binary():
     return str(path)
 
 
-def test_greedy_completion_equals_rayo_run():
-    model = shared_model("stories260K.gguf")
+@pytest.mark.parametrize("model", ["stories260K", "tinystories-656k-q8_0", "synth-qwen2-q8_0"])
+def test_greedy_completion_equals_rayo_run(model):
+    path = shared_model(f"{model}.gguf")
     prompt = "Lily and Tom went to the park."
-    run = subprocess.run([rayo_binary(), "run", "-m", model, "-p", prompt, "-n", "16", "--temp", "0", "-t", "2",
+    run = subprocess.run([rayo_binary(), "run", "-m", path, "-p", prompt, "-n", "16", "--temp", "0", "-t", "2",
                           "--device", "cpu", "--json"], check=True, capture_output=True, text=True)
     expected = json.loads(run.stdout)
-    with rayo.Llama(model, n_threads=2, device="cpu") as llm:
+    with rayo.Llama(path, n_threads=2, device="cpu") as llm:
         out = llm(prompt, max_tokens=16, temperature=0)
         assert out["choices"][0]["text"] == expected["text"]
 
