@@ -550,9 +550,6 @@ class CudaBackend : public graph::Backend {
                                                 .norm_w = Dev{out.norm_w},
                                                 .yt = out.out(),
                                                 .n_rows = nr}));
-      case Op::RmsNorm:
-        return add(
-            make_launch(spec, rows, kargs::RowsArgs{.a = V(n.in[0]), .b = Vec(n.weight), .y = V(n.out), .n_rows = nr}));
       case Op::MatMul:
       case Op::RmsNormMatMul:
       case Op::MatMulAdd:
@@ -566,7 +563,8 @@ class CudaBackend : public graph::Backend {
                                                  .yt = out.out(),
                                                  .y_norm_w = Dev{out.norm_w},
                                                  .n_rows = nr}));
-      case Op::AddBias:
+      case Op::RmsNorm:  // b: the norm's weight
+      case Op::AddBias:  // b: the bias
         return add(
             make_launch(spec, rows, kargs::RowsArgs{.a = V(n.in[0]), .b = Vec(n.weight), .y = V(n.out), .n_rows = nr}));
       case Op::Add:

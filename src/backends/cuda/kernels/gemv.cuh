@@ -44,6 +44,17 @@ struct GemvInput {
   const float* norm_w;  // float path only: the q8 twin already holds x * norm_w
 };
 
+// This block's token tile (blockIdx.y, kTile rows): its first row t0 and how
+// many of the step's *n_rows rows it holds, nt; false when it holds none.
+template <int kTile>
+__device__ __forceinline__ bool token_tile(const int* n_rows, int& t0, int& nt) {
+  const int n = *n_rows;
+  t0 = blockIdx.y * kTile;
+  if (t0 >= n) return false;
+  nt = n - t0 < kTile ? n - t0 : kTile;
+  return true;
+}
+
 // 1/rms of the token rows t < nt (1 without a norm). Every lane of the warp must call it.
 template <int K, int kTokens, bool kNorm>
 __device__ __forceinline__ void row_inv_rms(const float* ss, int nt, float eps, float* inv) {

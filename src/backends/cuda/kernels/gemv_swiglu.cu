@@ -15,10 +15,8 @@
   (TT == 1 && WTYPE != FMT_Q3_K && WTYPE != FMT_Q6_K && WTYPE2 != FMT_Q3_K && WTYPE2 != FMT_Q6_K ? 2 : 1)
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, GEMV_SWIGLU_MIN_BLOCKS)
 gemv_swiglu(const GateUpArgs args) {
-  const int n = *args.n_rows;
-  const int t0 = blockIdx.y * TT;
-  if (t0 >= n) return;
-  const int nt = n - t0 < TT ? n - t0 : TT;
+  int t0, nt;
+  if (!token_tile<TT>(args.n_rows, t0, nt)) return;
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const long long row0 = static_cast<long long>(blockIdx.x) * GEMV_ROWS + warp * GEMV_ROWS_PER_WARP;
   float inv[TT];

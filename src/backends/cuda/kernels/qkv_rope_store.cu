@@ -38,10 +38,8 @@ __device__ __forceinline__ void pair_dims(int i, bool rotated, int* d0, int* d1)
 // format fits without a spill), as gemv.cu.
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, TT == 1 ? 2 : 1)
 qkv_rope_store(const QkvArgs args) {
-  const int n = *args.n_rows;
-  const int t0 = blockIdx.y * TT;
-  if (t0 >= n) return;
-  const int nt = n - t0 < TT ? n - t0 : TT;
+  int t0, nt;
+  if (!token_tile<TT>(args.n_rows, t0, nt)) return;
   const int first = (blockIdx.x * GEMV_WARPS + threadIdx.x / WARP) * 2;  // the warp's first pair
   if (first >= QKV_PAIRS) return;
   const int which = first < Q_PAIRS ? 0 : first < Q_PAIRS + KV_PAIRS ? 1 : 2;
