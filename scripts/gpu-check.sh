@@ -13,14 +13,16 @@
 # the GPU machine lacks them, copy those .so files beside the build and set
 # LD_LIBRARY_PATH to that folder.
 #
-# Runs: the device query, the kernel precompile into the cache, the GPU tests
-# (kernels natively vs the references, every shared model vs the CPU backend,
-# transfers and launches per token), the emulator and NVRTC tests again on
-# this machine, then the benchmarks: each decode matmul kernel alone (rayo bench
-# --kernels), the files end to end (first and cached starts, tg at
-# depth 0 and 4096, batched decode of 1 to 32 sequences, the server under 1 to
-# 32 clients), an ncu profile of a prompt's and decode's kernels (when ncu is
-# installed), and the CPU. With
+# Runs, the figures that matter most first (a borrowed GPU's time may run out
+# before the end; on an H100 the whole script takes well over 5 minutes): the
+# device query, the kernel precompile into the cache, the GPU tests (kernels
+# natively vs the references, every shared model vs the CPU backend, transfers
+# and launches per token), the files end to end (first and cached
+# starts, tg at depth 0 and 4096, batched decode of 1 to 32 sequences, the
+# server under 1 to 32 clients), each matmul kernel alone (rayo bench
+# --kernels: decode, the tensor-core GEMMs, the GEMV/GEMM crossover), an ncu
+# profile of a prompt's and decode's kernels (when ncu is installed), the CPU,
+# and last the emulator and NVRTC tests again on this machine. With
 # LLAMA_BENCH=/path/to/llama-bench and LLAMA_BATCHED_BENCH=/path/to/llama-batched-bench
 # (built from ../shared/peers), llama.cpp runs on the same files right after each.
 set -uo pipefail
@@ -46,21 +48,6 @@ done
 
 step "GPU tests"
 run "$build/tests/test_gpu" --gtest_color=no
-
-step "emulator, NVRTC and cache tests"
-run "$build/tests/test_unit" --gtest_filter='Cuda*' --gtest_color=no
-
-step "benchmark: each matmul kernel of a decode step alone, every format, llama3-8b and qwen2.5-1.5b shapes"
-run "$rayo" bench --kernels -r 5
-
-step "benchmark: the tensor-core GEMMs of steps of 16 to 2048 tokens, the Q4_K_M formats"
-run "$rayo" bench --kernels -r 3 --types q4_k,q6_k --tokens 16,64,512,2048
-
-step "benchmark: the GEMV/GEMM crossover (kGemmMinTokens is 16): both kernels at each token count"
-run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 2,4,8,12,16,24,32 --kernel-path both
-
-step "benchmark: the exact int8 GEMMs (--batch-invariant) beside the f16 ones and the GEMVs"
-run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 16,32,64,512 --kernel-path all
 
 step "benchmarks: the issue's files on CUDA (first start on an empty kernel cache, then a cached start) and on the CPU"
 # rayo bench prints tg's fraction of the memory roofline (a device-to-device
@@ -95,6 +82,19 @@ for preset in llama3-8b qwen2.5-1.5b; do
   run "$rayo" bench-serve -m "$files/$preset-q4_k_m.gguf" -N "$clients" -r 4 -n 64 -p 32 --passes 2 \
     --serve-args "--device cuda --parallel 32 -c 1024 --kv-fraction 0.8 --batch-invariant"
 done
+
+step "benchmark: each matmul kernel of a decode step alone, every format, llama3-8b and qwen2.5-1.5b shapes"
+run "$rayo" bench --kernels -r 5
+
+step "benchmark: the tensor-core GEMMs of steps of 16 to 2048 tokens, the Q4_K_M formats"
+run "$rayo" bench --kernels -r 3 --types q4_k,q6_k --tokens 16,64,512,2048
+
+step "benchmark: the GEMV/GEMM crossover (kGemmMinTokens is 32): both kernels at each token count"
+run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 4,8,16,24,32,48,64 --kernel-path both
+
+step "benchmark: the exact int8 GEMMs (--batch-invariant) beside the f16 ones and the GEMVs"
+run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 16,32,64,512 --kernel-path all
+
 if command -v ncu >/dev/null; then
   step "profile: llama3-8b q4_k_m's matmul and attention kernels (time, % of DRAM and of tensor-core peak)"
   metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
@@ -109,6 +109,9 @@ run "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 128 -r 1 --device 
 for m in "$RAYO_SHARED"/models/synth-llama-q4_k_m.gguf "$RAYO_SHARED"/models/tinystories-656k-q8_0.gguf; do
   run "$rayo" bench -m "$m" -p 128 -n 64 --device cuda
 done
+
+step "emulator, NVRTC and cache tests"
+run "$build/tests/test_unit" --gtest_filter='Cuda*' --gtest_color=no
 
 echo
 [ $status -eq 0 ] && echo "gpu-check: all passed" || echo "gpu-check: FAILURES above"

@@ -345,7 +345,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--types", o->kernel.types, "with --kernels: weight types (default: every format), comma-separated")
       ->delimiter(',');
   cmd->add_option("--tokens", o->kernel.tokens,
-                  "with --kernels: tokens per matmul, comma-separated (1: decode; from 16 on tensor cores)")
+                  "with --kernels: tokens per matmul, comma-separated (1: decode; from 32 on tensor cores)")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--kernel-path", o->kernel.path,

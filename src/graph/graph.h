@@ -67,7 +67,7 @@ struct GraphConfig {
   // Every row's arithmetic the same whatever the step's size and other rows, so
   // that a sequence's tokens do not depend on what it is batched with. A
   // backend may otherwise pick faster kernels by the step's size (the CUDA
-  // backend: tensor cores for steps of 16 tokens or more); the CPU's rows are
+  // backend: tensor cores for steps of 32 tokens or more); the CPU's rows are
   // independent either way.
   bool batch_invariant = false;
 };

@@ -12,7 +12,7 @@ namespace rayo::tools {
 struct KernelBenchOptions {
   std::vector<std::string> presets = {"llama3-8b", "qwen2.5-1.5b"};  // rayo synth presets
   std::vector<std::string> types;  // ggml type names; empty: every format the GPU multiplies
-  std::vector<int64_t> tokens = {1};  // token rows per matmul: 1 is decode; from 16, tensor cores
+  std::vector<int64_t> tokens = {1};  // token rows per matmul: 1 is decode; from 32, tensor cores
   // Which kernels: "auto" (a step's choice by the token count), "gemv",
   // "gemm" (tensor cores, quantized types), or "both" (each quantized case on
   // both, with the GEMM's speed-up: where the crossover lies).

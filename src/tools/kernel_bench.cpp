@@ -46,7 +46,10 @@ KernelSpec kernel_bench_spec(const KernelBenchCase& c) {
     case KernelBenchKind::GateUp: s = gemv_swiglu_spec(c.type, c.type, c.cols, c.rows, tt, kEps, Emit{q, false, false}); break;
     case KernelBenchKind::Logits: s = gemv_spec(c.type, c.cols, c.rows, tt, kEps, 0); break;
   }
-  return kernel_bench_on_tensor_cores(c) ? tensor_core_variant(s, c.path == KernelBenchPath::Exact) : s;
+  // Auto: the GEMM a graph would use (uses_exact_gemm).
+  const bool exact =
+      c.path == KernelBenchPath::Exact || (c.path == KernelBenchPath::Auto && int8_gemm_is_faster(c.type));
+  return kernel_bench_on_tensor_cores(c) ? tensor_core_variant(s, exact) : s;
 }
 
 double KernelBench::dense_f16_peak() const {

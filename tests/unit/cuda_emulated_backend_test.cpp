@@ -468,9 +468,10 @@ TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
   tools::KernelBench bench;
   for (const auto& c : test::emulated_kernel_bench_cases()) {
     SCOPED_TRACE(cat(c.name, " ", type_name(c.type), " tokens ", c.tokens, " path ", static_cast<int>(c.path)));
-    const bool exact = c.path == tools::KernelBenchPath::Exact;
-    const bool gemm = c.path == tools::KernelBenchPath::Gemm || exact ||
-                      (c.path == tools::KernelBenchPath::Auto && c.tokens >= kGemmMinTokens && c.type != TensorType::F16);
+    const bool automatic_gemm =
+        c.path == tools::KernelBenchPath::Auto && c.tokens >= kGemmMinTokens && c.type != TensorType::F16;
+    const bool exact = c.path == tools::KernelBenchPath::Exact || (automatic_gemm && c.type == TensorType::Q6_K);
+    const bool gemm = c.path == tools::KernelBenchPath::Gemm || exact || automatic_gemm;
     EXPECT_EQ(tools::kernel_bench_on_tensor_cores(c), gemm);
     const KernelSpec spec = tools::kernel_bench_spec(c);
     EXPECT_EQ(spec.file.substr(0, 4), gemm ? "gemm" : "gemv");
@@ -609,7 +610,9 @@ TEST_F(EmulatedGpu, BatchInvariantStepsOfManyTokens) {
 
 // What --batch-invariant changes in a step graph of 32 tokens: exact GEMMs
 // instead of the f16 ones, no tensor-core attention, and attention split as in
-// a decode step.
+// a decode step. Without it, only the matmuls whose matrices are all Q6_K
+// (this Q4_K_M file's ffn_down in some layers) take the int8 GEMM, which
+// multiplies that format faster (int8_gemm_is_faster).
 TEST(CudaKernelSpecs, BatchInvariantGraphsUseTheExactGemmsAndDecodeAttention) {
   RAYO_REQUIRE_SHARED();
   const auto file = gguf::File::open(test::shared_path("models/synth-llama-q4_k_m.gguf").string());
@@ -621,15 +624,21 @@ TEST(CudaKernelSpecs, BatchInvariantGraphsUseTheExactGemmsAndDecodeAttention) {
     for (const auto& s : cuda::graph_kernel_specs(g, cuda::KvShape{4096, 16})) {
       std::string key = s.file;
       for (const auto& [name, value] : s.defines)
-        if ((s.file == "attention.cu" && name == "CHUNK") || name == "GEMM_EXACT") key += " " + name + "=" + value;
+        if ((s.file == "attention.cu" && name == "CHUNK") || name == "GEMM_EXACT" ||
+            (s.file == "gemm.cu" && name == "WTYPE"))
+          key += " " + name + "=" + value;
       files.insert(key);
     }
     return files;
   };
   const auto fast = kernels(false), invariant = kernels(true);
-  for (const std::string f : {"gemm.cu", "gemm_swiglu.cu", "gemm_qkv_rope_store.cu"}) {
-    EXPECT_TRUE(fast.count(f)) << f;
-    EXPECT_FALSE(fast.count(f + " GEMM_EXACT=1")) << f;
+  const std::string q4_k = std::to_string(static_cast<int>(TensorType::Q4_K));
+  const std::string q6_k = std::to_string(static_cast<int>(TensorType::Q6_K));
+  for (const std::string& f : std::vector<std::string>{"gemm.cu WTYPE=" + q4_k, "gemm.cu WTYPE=" + q6_k,
+                                                        "gemm_swiglu.cu", "gemm_qkv_rope_store.cu"}) {
+    const bool int8 = f == "gemm.cu WTYPE=" + q6_k;
+    EXPECT_EQ(fast.count(f), int8 ? 0u : 1u) << f;
+    EXPECT_EQ(fast.count(f + " GEMM_EXACT=1"), int8 ? 1u : 0u) << f;
     EXPECT_FALSE(invariant.count(f)) << f << ": the f16 GEMM rounds its inputs";
     EXPECT_TRUE(invariant.count(f + " GEMM_EXACT=1")) << f;
   }

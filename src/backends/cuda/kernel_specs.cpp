@@ -82,6 +82,15 @@ int64_t qkv_pairs(const KernelSpec& s) {
 // The GEMVs' blocks: 8 warps of 4 rows (gemv.cuh's GEMV_ROWS), or of 2 q/k/v pairs.
 constexpr int64_t kGemvRows = 32, kGemvPairs = 16;
 constexpr unsigned kGemvThreads = 256;
+
+// A GEMV's grid (gemv.cuh): (token tiles, row blocks), the token tiles on the
+// fast axis; with one-token tiles (decode) (row blocks, 1).
+void set_gemv_launch(KernelSpec& s, unsigned row_blocks, int tt) {
+  if (tt == 1)
+    set_launch(s, {row_blocks}, 1, tt, kGemvThreads);
+  else
+    set_launch(s, {1, row_blocks}, 0, tt, kGemvThreads);
+}
 }  // namespace
 
 int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
@@ -106,6 +115,15 @@ bool exact_gemm_fits(const graph::Graph& g, const Node& n) {
   if (n.op == Op::GateUpSwiGLU) return unit_shape(w[n.weight].type) == unit_shape(w[n.aux[1]].type);
   if (n.op == Op::QkvRopeStore) return n.head_dim % 64 == 0;
   return true;
+}
+
+bool int8_gemm_is_faster(TensorType t) { return t == TensorType::Q6_K; }
+
+bool uses_exact_gemm(const graph::Graph& g, const Node& n) {
+  if (g.config().batch_invariant) return true;
+  for (int w : graph::matrix_weights(n))
+    if (!int8_gemm_is_faster(g.weights()[w].type)) return false;
+  return exact_gemm_fits(g, n);
 }
 
 bool uses_gemm(const graph::Graph& g, const Node& n) {
@@ -179,7 +197,7 @@ KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float nor
                {"EPI", num(epilogue)}};
   add_emit(s, emit);
   s.no_fma = true;
-  set_launch(s, {blocks_for(rows, kGemvRows)}, 1, tt, kGemvThreads);
+  set_gemv_launch(s, blocks_for(rows, kGemvRows), tt);
   return s;
 }
 
@@ -192,7 +210,7 @@ KernelSpec gemv_swiglu_spec(TensorType gate, TensorType up, int64_t cols, int64_
                {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)}, {"EMIT_Q8", emit.q8 ? "1" : "0"},
                {"EMIT_SS", emit.ss ? "1" : "0"}};
   s.no_fma = true;
-  set_launch(s, {blocks_for(rows, kGemvRows)}, 1, tt, kGemvThreads);
+  set_gemv_launch(s, blocks_for(rows, kGemvRows), tt);
   return s;
 }
 
@@ -215,7 +233,7 @@ KernelSpec qkv_rope_store_spec(const QkvShape& q, int tt) {
   s.defines.push_back({"TT", num(tt)});
   s.defines.push_back({"BLOCK_SIZE", num(q.block_size)});
   s.no_fma = true;
-  set_launch(s, {blocks_for(qkv_pairs(s), kGemvPairs)}, 1, tt, kGemvThreads);
+  set_gemv_launch(s, blocks_for(qkv_pairs(s), kGemvPairs), tt);
   return s;
 }
 
@@ -339,7 +357,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
   const float norm_eps = n.aux[0] >= 0 ? n.eps : -1.0f;
   const Emit emit = emit_of(plan, index);
   const bool gemm = uses_gemm(g, n);
-  auto matmul = [&](KernelSpec s) { return gemm ? tensor_core_variant(s, g.config().batch_invariant) : s; };
+  auto matmul = [&](KernelSpec s) { return gemm ? tensor_core_variant(s, uses_exact_gemm(g, n)) : s; };
   std::vector<KernelSpec> specs;
   for (int t : plan.quantize_before[static_cast<size_t>(index)]) {
     const Twin& tw = plan.twins[static_cast<size_t>(t)];

@@ -57,9 +57,18 @@ const std::vector<std::string>& kernel_entries(const std::string& file);
 int gemv_token_tile(int64_t max_rows);
 
 // Graphs of at least this many token rows multiply quantized weights on
-// tensor cores (gemm.cuh), smaller ones with the GEMVs. (A first choice: the
-// crossover is to be measured on a GPU with rayo bench.)
-constexpr int64_t kGemmMinTokens = 16;
+// tensor cores (gemm.cuh), smaller ones with the GEMVs. Measured on an H100
+// (rayo bench --kernels --kernel-path both, llama3-8b shapes): at 16 and 24
+// tokens the GEMVs take less time than the GEMMs on every Q6_K matrix and on
+// the 4096-row Q4_K ones (attn_q 26 vs 53 us at 16), more only on Q4_K
+// gate+up and output (1.2x at 16, 1.7x at 24); at 32 the sums of a layer are
+// even. 16 sequences decoded together ran at 582 t/s on the GEMMs.
+constexpr int64_t kGemmMinTokens = 32;
+// Whether the int8 GEMM (GEMM_EXACT) multiplies weights of type t faster than
+// the f16 one, so that graphs that are not batch-invariant use it too. Q6_K:
+// 1.8x at 512 tokens on an H100 (ffn_down 1 499 vs 2 733 us), 2.3x at 16;
+// Q4_K was 8% slower on it.
+bool int8_gemm_is_faster(TensorType t);
 // The GEMMs' tiles (gemm.cuh's GEMM_TOKENS, GEMM_ROWS; GEMM_THREADS threads):
 // a GEMM's grid is (ceil(token rows / kGemmTokens), ceil(its rows / its tile
 // rows)), where gemm.cu's tile rows are kGemmRows, gemm_swiglu.cu's kGemmRows / 2
@@ -73,6 +82,9 @@ constexpr unsigned kGemmSharedBytes = 98304;
 // graph only as the exact GEMM (gemm.cuh, GEMM_EXACT: the GEMV's bits), and
 // only where its tiles can be exact (exact_gemm_fits); otherwise the GEMVs.
 bool uses_gemm(const graph::Graph& g, const graph::Node& n);
+// Whether node n's GEMM is the exact int8 one: in batch-invariant graphs, and
+// where every matrix it reads is of a type the int8 GEMM multiplies faster.
+bool uses_exact_gemm(const graph::Graph& g, const graph::Node& n);
 // Whether the exact GEMM can multiply node n: its tiles must not mix unit
 // shapes (gate and up of one shape; q, k and v tiles of one matrix each,
 // which head sizes that are multiples of 64 give).

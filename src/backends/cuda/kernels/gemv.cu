@@ -8,7 +8,8 @@
 // Inputs: x f32 [rows][COLS] for float W; its q8 twin (xq, xds) for quantized
 // W; xss (its statistics) when NORM; norm_w (the norm's weight) for float W.
 // W layout: weight_layout.h (quantized: planes; float: the file's rows).
-// Grid: (ceil(ROWS / GEMV_ROWS), ceil(max_rows / TT)); block GEMV_THREADS.
+// Grid: (ceil(max_rows / TT), ceil(ROWS / GEMV_ROWS)), or (ceil(ROWS / GEMV_ROWS),
+// 1) for TT 1 (gemv.cuh); block GEMV_THREADS.
 // Work split and loads: gemv.cuh.
 #include "gemv.cuh"
 
@@ -21,7 +22,7 @@ gemv(const MatmulArgs args) {
   int t0, nt;
   if (!token_tile<TT>(args.n_rows, t0, nt)) return;
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
-  const long long row0 = static_cast<long long>(blockIdx.x) * GEMV_ROWS + warp * GEMV_ROWS_PER_WARP;
+  const long long row0 = static_cast<long long>(row_block<TT>()) * GEMV_ROWS + warp * GEMV_ROWS_PER_WARP;
   float inv[TT];
   row_inv_rms<COLS, TT, NORM != 0>(offset(args.xt.ss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
   const GemvInput in{offset(args.x, static_cast<long long>(t0) * COLS),
@@ -54,6 +55,6 @@ RAYO_UNROLL
   if (EMIT_Q8 || EMIT_SS) {
     __syncthreads();
     const TwinRow first = twin_row<ROWS, EMIT_Q8 != 0, EMIT_SS != 0>(args.yt, t0);
-    emit_twin_rows<ROWS, EMIT_NORM != 0>(out, nt, args.y_norm_w, first.q, first.ds, first.ss);
+    emit_twin_rows<ROWS, EMIT_NORM != 0>(out, row_block<TT>(), nt, args.y_norm_w, first.q, first.ds, first.ss);
   }
 }

@@ -3,8 +3,9 @@
 // Shape macros: WTYPE (gate format), WTYPE2 (up format; a Q4_K_M file may mix
 // two quantized formats, never a quantized and a float one), COLS, ROWS (n_ff),
 // TT, NORM, EPS, EMIT_Q8, EMIT_SS as in gemv.cu. Inputs and layouts as gemv.cu.
-// Grid: (ceil(ROWS / GEMV_ROWS), ceil(max_rows / TT)); block GEMV_THREADS: each
-// warp multiplies its 4 rows of both matrices, their loads in flight together.
+// Grid: (ceil(max_rows / TT), ceil(ROWS / GEMV_ROWS)), or (ceil(ROWS / GEMV_ROWS),
+// 1) for TT 1 (gemv.cuh); block GEMV_THREADS: each warp multiplies its 4 rows
+// of both matrices, their loads in flight together.
 #include "gemv.cuh"
 
 // Decode (TT = 1) runs two blocks per SM (at most 128 registers) where that
@@ -18,7 +19,7 @@ gemv_swiglu(const GateUpArgs args) {
   int t0, nt;
   if (!token_tile<TT>(args.n_rows, t0, nt)) return;
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
-  const long long row0 = static_cast<long long>(blockIdx.x) * GEMV_ROWS + warp * GEMV_ROWS_PER_WARP;
+  const long long row0 = static_cast<long long>(row_block<TT>()) * GEMV_ROWS + warp * GEMV_ROWS_PER_WARP;
   float inv[TT];
   row_inv_rms<COLS, TT, NORM != 0>(offset(args.xt.ss, t0 * ((COLS + 31) / 32)), nt, EPS, inv);
   const GemvInput in{offset(args.x, static_cast<long long>(t0) * COLS),
@@ -48,6 +49,6 @@ RAYO_UNROLL
   if (EMIT_Q8 || EMIT_SS) {
     __syncthreads();
     const TwinRow first = twin_row<ROWS, EMIT_Q8 != 0, EMIT_SS != 0>(args.yt, t0);
-    emit_twin_rows<ROWS, false>(out, nt, nullptr, first.q, first.ds, first.ss);
+    emit_twin_rows<ROWS, false>(out, row_block<TT>(), nt, nullptr, first.q, first.ds, first.ss);
   }
 }

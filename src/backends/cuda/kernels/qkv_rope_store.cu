@@ -14,7 +14,8 @@
 // share a matrix and a head. Loads and sums as gemv.cuh.
 // KV cache layout: per layer, [rows][N_HEAD_KV * HEAD_DIM] halves, row-major;
 // paged: the row of (seq[t], positions[t]) comes from the block table (kv_row).
-// Grid: (ceil(QKV_PAIRS / (2 * GEMV_WARPS)), ceil(max_rows / TT)); block GEMV_THREADS.
+// Grid: (ceil(max_rows / TT), ceil(QKV_PAIRS / (2 * GEMV_WARPS))), the rows on x
+// for TT 1 (gemv.cuh); block GEMV_THREADS.
 #include "gemv.cuh"
 
 #define Q_PAIRS (N_HEAD * HEAD_DIM / 2)
@@ -40,7 +41,7 @@ RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, TT == 1 ? 2 : 1)
 qkv_rope_store(const QkvArgs args) {
   int t0, nt;
   if (!token_tile<TT>(args.n_rows, t0, nt)) return;
-  const int first = (blockIdx.x * GEMV_WARPS + threadIdx.x / WARP) * 2;  // the warp's first pair
+  const int first = (row_block<TT>() * GEMV_WARPS + threadIdx.x / WARP) * 2;  // the warp's first pair
   if (first >= QKV_PAIRS) return;
   const int which = first < Q_PAIRS ? 0 : first < Q_PAIRS + KV_PAIRS ? 1 : 2;
   const int local = first - (which == 0 ? 0 : which == 1 ? Q_PAIRS : Q_PAIRS + KV_PAIRS);
