@@ -88,6 +88,12 @@ TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {
     specs.push_back(quantize_spec(4100, Emit{false, false, true}));
     for (int hd : {64, 80, 96, 128, 256})
       specs.push_back(attention_spec(32, 8, hd, 8192, 16, attention_chunk(8192, 1, 4), Emit{hd % 32 == 0}));
+    // The longest contexts models declare and past them (GQA 8: 1 024 splits of
+    // 512 positions at 512K, 2 048 splits of 1 024 at 2M; a weight per split
+    // in shared memory passed its 48 KB static limit there).
+    for (int64_t ctx : {int64_t{1} << 19, int64_t{1} << 21})
+      for (int64_t rows : {int64_t{1}, int64_t{512}})
+        specs.push_back(attention_spec(64, 8, 128, ctx, 16, attention_chunk(ctx, rows, 8), Emit{true}));
     // Prompt graphs: the split kernel beside the tensor-core one, whose output
     // accumulators (head_dim / 2 floats a lane) must fit without spilling;
     // 4, 7 and 8 query heads per kv head.

@@ -256,7 +256,7 @@ int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa) {
     while (p < v) p *= 2;
     return p;
   };
-  // The merge keeps a weight per split and head of a group in shared memory too.
+  // At most 8192 / gqa splits: one block merges them, one after another.
   const int64_t splits = std::min<int64_t>(max_tokens <= 8 ? 1024 : 64, 8192 / std::max(gqa, 1));
   const int64_t floor = max_tokens <= 8 ? 64 : 256;
   const int64_t chunk = std::max(floor, pow2_at_least((max_seq_len + splits - 1) / splits));

@@ -99,9 +99,11 @@ KernelSpec tensor_core_variant(const KernelSpec& gemv_family, bool exact = false
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
 // tokens) use small chunks, so that a long context spreads over many blocks
 // (at most 1024 splits); prompt graphs large ones, so that their partial
-// results stay small (at most 64 splits per row). A split's scores and the
-// merge's weights stay in shared memory: chunk and splits times (n_head /
-// n_head_kv) are at most 8192.
+// results stay small (at most 64 splits per row). A split's scores stay in
+// shared memory, and the merge's weights go through them a chunk at a time:
+// chunk times (n_head / n_head_kv) is at most 8192, and so are splits times
+// it up to the context of 8192^2 / gqa^2 positions (1M at GQA 8) beyond which
+// the splits grow with the context.
 int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa);
 
 // The format weight w of matmul node n is multiplied in on the GPU: quantized

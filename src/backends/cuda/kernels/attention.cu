@@ -21,7 +21,8 @@
 //   o[HEAD_DIM] = sum of exp(score - m) * v) of each head to `partial`.
 //   4. the last of the row's positions[t] / CHUNK + 1 splits of kv head g to
 //      finish (a counter per (row, kv head), counted after a memory fence, and
-//      set back to 0 by that block) merges them, in split order, into the
+//      set back to 0 by that block) merges them, in split order, CHUNK at a
+//      time through the score rows' shared memory, into the
 //      G heads' outputs, and with EMIT_Q8 writes their q8 twin (q8_act.cuh;
 //      HEAD_DIM % 32 == 0: a head's blocks of 32 columns are its own). So a
 //      layer's attention is one launch.
@@ -80,36 +81,64 @@ RAYO_UNROLL
   }
 }
 
+// Head h's partials (of kv head g's group) of row t: split s at s * PART.
+__device__ __forceinline__ const float* head_partials(const float* partial, int t, int g, int h) {
+  return partial + (static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS * PART;
+}
+
 // The G heads of kv head g of row t: the merge of their n_splits partials
-// (read past L1: other blocks wrote them) into `out` and its q8 twin.
-__device__ __forceinline__ void attention_merge(const float* partial, float* out, i8* out_q, float2* out_ds, int g,
-                                                int t, int n_splits) {
-  __shared__ float weight[GQA][N_SPLITS];
-  __shared__ float inv_l[GQA];
+// (read past L1: other blocks wrote them) into `out` and its q8 twin. The
+// splits' weights exp(m_s - M) go through `weight` (the score rows, free once
+// the split's own partials are written) CHUNK splits at a time, so that the
+// block's shared memory does not grow with the context: a weight per split
+// took 32 KB at GQA 8 and 1 024 splits, and passed the 48 KB static limit at
+// 512K positions.
+__device__ __forceinline__ void attention_merge(const float* partial, float (*weight)[CHUNK], float* out, i8* out_q,
+                                                float2* out_ds, int g, int t, int n_splits) {
+  __shared__ float head_max[GQA], inv_l[GQA];
   const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
-  // The splits' weights exp(m_s - M) and 1 / sum(l_s * weight), one warp per head.
+  // Each head's largest m_s, M, and 1 / sum(l_s * exp(m_s - M)), one warp per head.
   for (int h = warp; h < GQA; h += ATT_WARPS) {
-    const float* p = partial + (static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS * PART;
+    const float* p = head_partials(partial, t, g, h);
     float m = -INFINITY;
     for (int s = lane; s < n_splits; s += WARP) m = fmaxf(m, __ldcg(p + s * PART));
     m = warp_max(m);
     float l = 0.0f;
-    for (int s = lane; s < n_splits; s += WARP) {
-      const float f = expf(__ldcg(p + s * PART) - m);
-      weight[h][s] = f;
-      l += __ldcg(p + s * PART + 1) * f;
-    }
+    for (int s = lane; s < n_splits; s += WARP) l += __ldcg(p + s * PART + 1) * expf(__ldcg(p + s * PART) - m);
     l = warp_sum(l);
-    if (lane == 0) inv_l[h] = 1.0f / l;
+    if (lane == 0) {
+      head_max[h] = m;
+      inv_l[h] = 1.0f / l;
+    }
   }
-  __syncthreads();
+  // Thread tid's outputs: x = tid, tid + ATT_THREADS, ... of the G * HEAD_DIM.
+  constexpr int kPer = (GQA * HEAD_DIM + ATT_THREADS - 1) / ATT_THREADS;
+  float o[kPer];
+RAYO_UNROLL
+  for (int i = 0; i < kPer; ++i) o[i] = 0.0f;
+  for (int s0 = 0; s0 < n_splits; s0 += CHUNK) {
+    const int n = n_splits - s0 < CHUNK ? n_splits - s0 : CHUNK;
+    __syncthreads();  // head_max is written; the previous piece's weights are used
+    for (int h = warp; h < GQA; h += ATT_WARPS) {
+      const float* p = head_partials(partial, t, g, h);
+      for (int s = lane; s < n; s += WARP) weight[h][s] = expf(__ldcg(p + (s0 + s) * PART) - head_max[h]);
+    }
+    __syncthreads();
+RAYO_UNROLL
+    for (int i = 0; i < kPer; ++i) {
+      const int x = tid + i * ATT_THREADS;
+      if (x < GQA * HEAD_DIM) {
+        const int h = x / HEAD_DIM, d = x % HEAD_DIM;
+        const float* p = head_partials(partial, t, g, h) + static_cast<long long>(s0) * PART + 2 + d;
+        for (int s = 0; s < n; ++s) o[i] += __ldcg(p + s * PART) * weight[h][s];
+      }
+    }
+  }
   float* row = out + static_cast<long long>(t) * (N_HEAD * HEAD_DIM);
-  for (int x = tid; x < GQA * HEAD_DIM; x += ATT_THREADS) {
-    const int h = x / HEAD_DIM, d = x % HEAD_DIM;
-    const float* p = partial + (static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS * PART;
-    float o = 0.0f;
-    for (int s = 0; s < n_splits; ++s) o += __ldcg(p + s * PART + 2 + d) * weight[h][s];
-    row[(g * GQA + h) * HEAD_DIM + d] = o * inv_l[h];
+RAYO_UNROLL
+  for (int i = 0; i < kPer; ++i) {
+    const int x = tid + i * ATT_THREADS;
+    if (x < GQA * HEAD_DIM) row[g * GQA * HEAD_DIM + x] = o[i] * inv_l[x / HEAD_DIM];
   }
   if (EMIT_Q8) {
     __syncthreads();
@@ -264,5 +293,5 @@ RAYO_UNROLL
   __syncthreads();
   if (!last) return;
   __threadfence();
-  attention_merge(args.partial, args.out, args.out_q, args.out_ds, g, t, n_splits);
+  attention_merge(args.partial, scores, args.out, args.out_q, args.out_ds, g, t, n_splits);
 }
