@@ -320,8 +320,8 @@ RAYO_UNROLL
 // norm_w (the consumer's RMSNorm weight); q, ds, ss point at the tile's first
 // token row (absent parts: nullptr). Warp w writes tokens w, w + 8, ...
 template <long long M, bool kEmitNorm>
-__device__ __forceinline__ void emit_twin_rows(const float (*out)[GEMV_ROWS], unsigned rb, int nt, const float* norm_w, i8* q,
-                                               float2* ds, float* ss) {
+__device__ __forceinline__ void emit_twin_rows(const float (*out)[GEMV_ROWS], unsigned rb, int nt, const float* norm_w,
+                                               i8* q, float2* ds, float* ss) {
   const int lane = threadIdx.x % WARP;
   const long long col = static_cast<long long>(rb) * GEMV_ROWS + lane;
   const float nw = kEmitNorm && col < M ? norm_w[col] : 0.0f;
