@@ -68,6 +68,20 @@ nlohmann::json to_json(const gguf::File& f, std::string_view arch, const std::op
     hp["tied_output"] = spec->tied_output;
     hp["qkv_bias"] = spec->qkv_bias;
     hp["qk_norm"] = spec->qk_norm;
+    if (spec->rope_freq_scale != 1.0f) hp["rope_freq_scale"] = as_decimal(spec->rope_freq_scale);
+    if (spec->post_norms) hp["post_norms"] = true;
+    if (spec->ffn_act == graph::Activation::GeluTanh) hp["ffn_activation"] = "gelu_tanh";
+    if (spec->embedding_scale != 1.0f) hp["embedding_scale"] = as_decimal(spec->embedding_scale);
+    if (spec->attention_scale != 0.0f) hp["attention_scale"] = as_decimal(spec->attention_scale);
+    if (spec->sliding_window) {
+      hp["sliding_window"] = spec->sliding_window;
+      hp["sliding_window_pattern"] = spec->sliding_window_pattern;
+      hp["rope_freq_base_swa"] = as_decimal(spec->rope_freq_base_swa);
+      json layers = json::array();
+      for (uint32_t l = 0; l < spec->n_layers; ++l)
+        if (spec->is_sliding(l)) layers.push_back(l);
+      hp["sliding_layers"] = layers;
+    }
   } else if (!arch.empty()) {
     const std::pair<const char*, const char*> keys[] = {
         {"n_layers", "block_count"},        {"n_embd", "embedding_length"},
@@ -147,6 +161,20 @@ void print_text(const gguf::File& f, std::string_view arch, const std::optional<
     std::printf("  %-34s %s\n", "output", s.tied_output ? "tied to token_embd" : "output.weight");
     if (s.qkv_bias) std::printf("  %-34s yes\n", "q/k/v biases");
     if (s.qk_norm) std::printf("  %-34s yes\n", "q/k norms");
+    if (s.rope_freq_scale != 1.0f) std::printf("  %-34s %g (linear)\n", "rope.scaling.factor", 1.0 / s.rope_freq_scale);
+    if (s.post_norms) std::printf("  %-34s yes\n", "post-attention and post-FFN norms");
+    if (s.ffn_act == graph::Activation::GeluTanh) std::printf("  %-34s GELU (tanh)\n", "FFN gate activation");
+    if (s.embedding_scale != 1.0f) std::printf("  %-34s %g\n", "embedding scale", s.embedding_scale);
+    if (s.attention_scale != 0.0f) std::printf("  %-34s %g\n", "attention scale", s.attention_scale);
+    if (s.sliding_window) {
+      uint32_t n_sliding = 0;
+      for (uint32_t l = 0; l < s.n_layers; ++l) n_sliding += s.is_sliding(l);
+      std::printf("  %-34s %u positions\n", "attention.sliding_window", s.sliding_window);
+      std::printf("  %-34s %u (%u of %u layers sliding)\n", "attention.sliding_window_pattern",
+                  s.sliding_window_pattern, n_sliding, s.n_layers);
+      std::printf("  %-34s %g (sliding layers; rope.freq_base for the full ones)\n", "rope.freq_base_swa",
+                  s.rope_freq_base_swa);
+    }
   } else if (!arch.empty() || !f.tensors().empty()) {
     std::printf("not runnable  %s\n", spec_error.c_str());
   }

@@ -24,7 +24,8 @@ struct SynthOptions {
   std::string type = "q4_k_m";
   std::string output;
   uint64_t seed = 42;
-  std::optional<uint32_t> dim, layers, heads, kv_heads, ffn, vocab, ctx, head_dim;
+  std::optional<uint32_t> dim, layers, heads, kv_heads, ffn, vocab, ctx, head_dim, window;
+  std::optional<float> rope_base_swa, rope_scaling;
 };
 
 void run_synth(const SynthOptions& o) {
@@ -39,6 +40,12 @@ void run_synth(const SynthOptions& o) {
   if (o.vocab) c.n_vocab = *o.vocab;
   if (o.ctx) c.n_ctx = *o.ctx;
   if (o.head_dim) c.head_dim = *o.head_dim;
+  if (o.window || o.rope_base_swa || o.rope_scaling) {
+    if (c.arch != "gemma3") fail("synth: --window, --rope-base-swa and --rope-scaling are for --arch gemma3");
+    if (o.window) c.sliding_window = *o.window;
+    if (o.rope_base_swa) c.rope_freq_base_swa = *o.rope_base_swa;
+    if (o.rope_scaling) c.rope_scaling_factor = *o.rope_scaling;
+  }
   if (o.dim || o.heads) c.name = cat("custom ", c.arch, " (synthetic)");
   const tools::SynthFileType ftype = tools::parse_synth_file_type(o.type);
 
@@ -62,7 +69,7 @@ void setup(CLI::App& root) {
   std::string presets;
   for (auto p : tools::synth_preset_names()) presets += cat(presets.empty() ? "" : "|", p);
   cmd->add_option("--preset", o->preset, "Shapes to copy: " + presets)->capture_default_str();
-  cmd->add_option("--arch", o->arch, "Architecture: llama|qwen2|qwen3 (with --preset tiny; default llama)");
+  cmd->add_option("--arch", o->arch, "Architecture: llama|qwen2|qwen3|gemma3 (with --preset tiny; default llama)");
   cmd->add_option("--type", o->type, "Weight type: f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k_m|q4_k_s|q4_k_m|q5_k_s|q5_k_m|q6_k|iq4_nl|iq4_xs")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same bytes)")->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Output GGUF file")->required();
@@ -74,6 +81,9 @@ void setup(CLI::App& root) {
   cmd->add_option("--ffn", o->ffn, "Override the feed-forward width");
   cmd->add_option("--vocab", o->vocab, "Override the vocabulary size");
   cmd->add_option("--ctx", o->ctx, "Override the training context length");
+  cmd->add_option("--window", o->window, "gemma3: positions a sliding-window layer sees (0: no sliding layers)");
+  cmd->add_option("--rope-base-swa", o->rope_base_swa, "gemma3: rope base of the sliding-window layers (default: not written, 10000)");
+  cmd->add_option("--rope-scaling", o->rope_scaling, "gemma3: linear rope scaling factor of the full layers (0: none)");
   cmd->callback([o] { run_synth(*o); });
 }
 

@@ -111,6 +111,10 @@ class File {
   uint64_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // absolute offset of the tensor data
   uint64_t file_size() const { return bytes_.size(); }
+  // Whether the tensors' bytes are a read-only mapping of the file (open), whose
+  // pages the kernel can drop and read back, rather than memory of this
+  // process (from_bytes).
+  bool mapped() const { return owned_.empty(); }
 
   const std::vector<MetadataEntry>& metadata() const { return metadata_; }
   const Value* find(std::string_view key) const;  // nullptr if absent

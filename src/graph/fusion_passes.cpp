@@ -111,23 +111,24 @@ class QkvFusion : public Pass {
 
 class GateUpFusion : public Pass {
  public:
-  std::string_view name() const override { return "gate_up_swiglu"; }
+  std::string_view name() const override { return "gate_up_glu"; }
   int run(Graph& g) const override {
     int changes = 0;
     Uses u(g);
     auto& nodes = g.mutable_nodes();
     std::vector<bool> dead(nodes.size(), false);
     for (auto& n : nodes) {
-      if (n.op != Op::SwiGLU) continue;
+      if (n.op != Op::Glu) continue;
       const int gm = u.sole_writer(n.in[0]), um = u.sole_writer(n.in[1]);
       if (gm < 0 || um < 0 || nodes[gm].op != Op::MatMul || nodes[um].op != Op::MatMul) continue;
       if (nodes[gm].in[0] != nodes[um].in[0]) continue;
       Node f{};
-      f.op = Op::GateUpSwiGLU;
+      f.op = Op::GateUpGlu;
       f.in[0] = nodes[gm].in[0];
       f.out = n.out;
       f.weight = nodes[gm].weight;
       f.aux[1] = nodes[um].weight;
+      f.act = n.act;
       n = f;
       dead[gm] = dead[um] = true;
       ++changes;
@@ -152,7 +153,7 @@ class NormFusion : public Pass {
       bool ok = !readers.empty();
       for (int r : readers)
         ok = ok && r >= 0 && nodes[r].in[0] == norm.out && nodes[r].in[1] != norm.out &&
-             (nodes[r].op == Op::MatMul || nodes[r].op == Op::GateUpSwiGLU || nodes[r].op == Op::QkvRopeStore);
+             (nodes[r].op == Op::MatMul || nodes[r].op == Op::GateUpGlu || nodes[r].op == Op::QkvRopeStore);
       if (!ok) continue;
       for (int r : readers) {
         Node& n = nodes[r];

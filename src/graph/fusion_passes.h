@@ -4,8 +4,8 @@
 // every intermediate value is read only inside the pattern:
 //
 //   QkvFusion      MatMul q,k,v (+AddBias) -> Rope q,k -> KvStore   => QkvRopeStore
-//   GateUpFusion   MatMul gate, MatMul up -> SwiGLU                  => GateUpSwiGLU
-//   NormFusion     RmsNorm (whole rows) read only by MatMul, GateUpSwiGLU or
+//   GateUpFusion   MatMul gate, MatMul up -> Glu                     => GateUpGlu
+//   NormFusion     RmsNorm (whole rows) read only by MatMul, GateUpGlu or
 //                  QkvRopeStore nodes: folded into them (MatMul becomes RmsNormMatMul)
 //   ResidualFusion MatMul -> Add                                     => MatMulAdd
 //

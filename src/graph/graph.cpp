@@ -15,14 +15,14 @@ std::string_view op_name(Op op) {
     case Op::MatMul: return "matmul";
     case Op::AddBias: return "add_bias";
     case Op::Add: return "add";
-    case Op::SwiGLU: return "swiglu";
+    case Op::Glu: return "glu";
     case Op::Rope: return "rope";
     case Op::KvStore: return "kv_store";
     case Op::Attention: return "attention";
     case Op::SelectRows: return "select_rows";
     case Op::RmsNormMatMul: return "rms_norm_matmul";
     case Op::MatMulAdd: return "matmul_add";
-    case Op::GateUpSwiGLU: return "gate_up_swiglu";
+    case Op::GateUpGlu: return "gate_up_glu";
     case Op::QkvRopeStore: return "qkv_rope_store";
   }
   return "?";
@@ -44,7 +44,7 @@ std::vector<int> matrix_weights(const Node& n) {
     case Op::MatMul:
     case Op::RmsNormMatMul:
     case Op::MatMulAdd: return {n.weight};
-    case Op::GateUpSwiGLU: return {n.weight, n.aux[1]};
+    case Op::GateUpGlu: return {n.weight, n.aux[1]};
     case Op::QkvRopeStore: return {n.weight, n.aux[1], n.aux[2]};
     default: return {};
   }

@@ -24,6 +24,10 @@ struct Weight {
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;  // into the mapped model file
+  // data is in a file mapping: a backend that keeps its own copy may let the
+  // kernel drop these pages (they read back from the file). False for a model
+  // held in memory, whose dropped pages would read back as zeros.
+  bool file_backed = false;
 };
 
 enum class RowSpace {
@@ -48,6 +52,12 @@ struct RopeParams {
   int freq_factors = -1;     // optional weight of n_rot/2 divisors (Llama 3.1 rope_freqs)
 };
 
+// The gate's activation of a gated feed-forward network (Glu, GateUpGlu).
+enum class Activation {
+  Silu,      // x / (1 + e^-x): SwiGLU (Llama, Qwen)
+  GeluTanh,  // x / 2 · (1 + tanh(√(2/π) (x + 0.044715 x³))): GeGLU (Gemma)
+};
+
 struct Node {
   Op op;
   int out = -1;                  // value index, -1 for KvStore
@@ -58,6 +68,13 @@ struct Node {
   int group = 0;                 // RmsNorm: values per normalised group
   int n_head = 0, n_head_kv = 0, head_dim = 0;  // Rope, KvStore, Attention
   RopeParams rope;               // Rope
+  // Embed: the rows are multiplied by it (Gemma: √n_embd). Attention: q·k is
+  // multiplied by it before the softmax. 0: the op's default (1; 1/√head_dim).
+  float scale = 0.0f;
+  // Attention: a query at position p sees positions p - window + 1 .. p (0:
+  // all of 0 .. p): sliding-window layers.
+  int window = 0;
+  Activation act = Activation::Silu;  // Glu, GateUpGlu
   int aux[6] = {-1, -1, -1, -1, -1, -1};  // fused ops: more weight indices (ops.h)
 };
 

@@ -7,22 +7,22 @@
 namespace rayo::graph {
 
 enum class Op {
-  Embed,       // out[t] = row tokens[t] of the embedding weight (dequantized)
+  Embed,       // out[t] = row tokens[t] of the embedding weight (dequantized), times Node::scale
   RmsNorm,     // out = in / rms(in) * weight, over groups of `group` values (group = cols or head_dim)
   MatMul,      // out[t] = W · in[t]; W is [out_cols × in_cols] in its own quantized type
   AddBias,     // out[t] = in[t] + bias (bias is a weight vector)
   Add,         // out = a + b (residual)
-  SwiGLU,      // out = silu(gate) * up
+  Glu,         // out = act(gate) * up, act = Node::act: SiLU (SwiGLU) or GELU-tanh (GeGLU)
   Rope,        // rotary position embedding of each head of in, at positions[t]
   KvStore,     // writes k[t], v[t] into the layer's KV cache at positions[t]; no output value
-  Attention,   // causal attention of q over the layer's KV cache (GQA, softmax)
+  Attention,   // causal attention of q over the layer's KV cache (GQA, softmax; Node::window, Node::scale)
   SelectRows,  // out = the rows of in whose logits the step asks for
 
   // Fused ops, created by the passes of graph/fusion_passes.h for backends that
   // have kernels for them. Extra weights are in Node::aux (see there).
   RmsNormMatMul,  // out = W · rms_norm(in) (aux[0] = norm weight, eps)
   MatMulAdd,      // out = W · in[0] + in[1] (residual epilogue)
-  GateUpSwiGLU,   // out = silu(Wgate · x) * (Wup · x), weight = gate, aux[1] = up; x = in or rms_norm(in) (aux[0])
+  GateUpGlu,   // out = act(Wgate · x) * (Wup · x), weight = gate, aux[1] = up; x = in or rms_norm(in) (aux[0])
   QkvRopeStore,   // out = rope(Wq · x + bq); rope(Wk · x + bk) and Wv · x + bv into the layer's KV cache;
                   // weight = q, aux[1] = k, aux[2] = v, aux[3..5] = biases or -1, aux[0] = norm or -1
 };

@@ -1,7 +1,7 @@
 #pragma once
 // Graph rewriting passes (fusion and the like). A backend declares which passes
 // it wants (those it has kernels for); both the CPU and the CUDA backend fuse
-// RMSNorm+MatMul, MatMul+residual, gate+up+SwiGLU, QKV+rope (fusion_passes.h).
+// RMSNorm+MatMul, MatMul+residual, gate+up+GLU, QKV+rope (fusion_passes.h).
 #include <memory>
 #include <string_view>
 #include <vector>

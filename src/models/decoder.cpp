@@ -81,10 +81,17 @@ graph::Graph build_decoder_graph(const gguf::File& file, const ModelSpec& spec, 
   rope.type = spec.rope_type;
   rope.n_rot = static_cast<int>(spec.rope_dim);
   rope.freq_base = spec.rope_freq_base;
+  rope.freq_scale = spec.rope_freq_scale;
   if (auto factors = optional_weight(file, "rope_freqs.weight", spec.rope_dim / 2)) rope.freq_factors = b.weight(*factors);
+  // Sliding-window layers rotate with their own base, unscaled (llama.cpp's
+  // rope_freq_base_train_swa / rope_freq_scale_train_swa).
+  graph::RopeParams sliding_rope = rope;
+  sliding_rope.freq_base = spec.rope_freq_base_swa;
+  sliding_rope.freq_scale = 1.0f;
 
   Node embed{};
   embed.weight = tok_embd;
+  embed.scale = spec.embedding_scale;
   int x = b.unary(Op::Embed, -1, n_embd, T, "embd", embed);
 
   for (int l = 0; l < static_cast<int>(spec.n_layers); ++l) {
@@ -105,8 +112,9 @@ graph::Graph build_decoder_graph(const gguf::File& file, const ModelSpec& spec, 
       q = b.rms_norm(q, W("attn_q_norm.weight", head_dim), eps, static_cast<int>(head_dim), T, p + "q_norm");
       k = b.rms_norm(k, W("attn_k_norm.weight", head_dim), eps, static_cast<int>(head_dim), T, p + "k_norm");
     }
+    const bool sliding = spec.is_sliding(static_cast<uint32_t>(l));
     Node rope_node{};
-    rope_node.rope = rope;
+    rope_node.rope = sliding ? sliding_rope : rope;
     rope_node.head_dim = static_cast<int>(head_dim);
     rope_node.n_head = static_cast<int>(spec.n_head);
     q = b.unary(Op::Rope, q, q_width, T, p + "q_rope", rope_node);
@@ -127,15 +135,24 @@ graph::Graph build_decoder_graph(const gguf::File& file, const ModelSpec& spec, 
     attn.n_head = static_cast<int>(spec.n_head);
     attn.n_head_kv = static_cast<int>(spec.n_head_kv);
     attn.head_dim = static_cast<int>(head_dim);
+    attn.scale = spec.attention_scale;
+    attn.window = sliding ? static_cast<int>(spec.sliding_window) : 0;
     int a = b.unary(Op::Attention, q, q_width, T, p + "attn", attn);
     int o = b.matmul(a, W("attn_output.weight", q_width, n_embd), T, p + "attn_out");
+    if (spec.post_norms)
+      o = b.rms_norm(o, W("post_attention_norm.weight", n_embd), eps, static_cast<int>(n_embd), T, p + "attn_post_norm");
     x = b.binary(Op::Add, x, o, p + "attn_residual");
 
     h = b.rms_norm(x, W("ffn_norm.weight", n_embd), eps, static_cast<int>(n_embd), T, p + "ffn_norm");
     int gate = b.matmul(h, W("ffn_gate.weight", n_embd, n_ff), T, p + "ffn_gate");
     int up = b.matmul(h, W("ffn_up.weight", n_embd, n_ff), T, p + "ffn_up");
-    int act = b.binary(Op::SwiGLU, gate, up, p + "ffn_act");
+    Node glu{};
+    glu.act = spec.ffn_act;
+    glu.in[1] = up;
+    int act = b.unary(Op::Glu, gate, n_ff, T, p + "ffn_act", glu);
     int down = b.matmul(act, W("ffn_down.weight", n_ff, n_embd), T, p + "ffn_down");
+    if (spec.post_norms)
+      down = b.rms_norm(down, W("post_ffw_norm.weight", n_embd), eps, static_cast<int>(n_embd), T, p + "ffn_post_norm");
     x = b.binary(Op::Add, x, down, p + "ffn_residual");
   }
 

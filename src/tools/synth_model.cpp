@@ -39,7 +39,20 @@ SynthConfig make(std::string arch, std::string name, uint32_t layers, uint32_t e
   c.rms_eps = eps;
   c.tied_output = tied;
   c.qkv_bias = c.arch == "qwen2";
-  c.qk_norm = c.arch == "qwen3";
+  c.qk_norm = c.arch == "qwen3" || c.arch == "gemma3";
+  return c;
+}
+
+// Gemma 3's sizes: head size 256 (128 for 27B), one KV head per 2-4 query
+// heads, a 512-position window (1 024 from 4B up) on five layers in six, linear
+// rope scaling 8 from 4B up, a 262k vocabulary (262 208 with the vision
+// models' tokens), tied output.
+SynthConfig gemma3(std::string name, uint32_t layers, uint32_t embd, uint32_t ff, uint32_t heads, uint32_t kv_heads,
+                   uint32_t head_dim, uint32_t vocab, uint32_t ctx, uint32_t window, float scaling) {
+  SynthConfig c = make("gemma3", std::move(name), layers, embd, ff, heads, kv_heads, head_dim, vocab, ctx, 1e6f, 1e-6f,
+                       true);
+  c.sliding_window = window;
+  c.rope_scaling_factor = scaling;
   return c;
 }
 
@@ -52,11 +65,16 @@ const std::vector<Preset>& presets() {
       {"qwen2.5-1.5b", make("qwen2", "Qwen2.5 1.5B (synthetic)", 28, 1536, 8960, 12, 2, 0, 151936, 32768, 1e6f, 1e-6f, true)},
       {"qwen2.5-7b", make("qwen2", "Qwen2.5 7B (synthetic)", 28, 3584, 18944, 28, 4, 0, 152064, 32768, 1e6f, 1e-6f, false)},
       {"qwen3-0.6b", make("qwen3", "Qwen3 0.6B (synthetic)", 28, 1024, 3072, 16, 8, 128, 151936, 40960, 1e6f, 1e-6f, true)},
+      {"gemma3-270m", gemma3("Gemma 3 270M (synthetic)", 18, 640, 2048, 4, 1, 256, 262144, 32768, 512, 0.0f)},
+      {"gemma3-1b", gemma3("Gemma 3 1B (synthetic)", 26, 1152, 6912, 4, 1, 256, 262144, 32768, 512, 0.0f)},
+      {"gemma3-4b", gemma3("Gemma 3 4B (synthetic)", 34, 2560, 10240, 8, 4, 256, 262208, 131072, 1024, 8.0f)},
+      {"gemma3-12b", gemma3("Gemma 3 12B (synthetic)", 48, 3840, 15360, 16, 8, 256, 262208, 131072, 1024, 8.0f)},
+      {"gemma3-27b", gemma3("Gemma 3 27B (synthetic)", 62, 5376, 21504, 32, 16, 128, 262208, 131072, 1024, 8.0f)},
   };
   return list;
 }
 
-const std::vector<std::string_view> kArchs = {"llama", "qwen2", "qwen3"};
+const std::vector<std::string_view> kArchs = {"llama", "qwen2", "qwen3", "gemma3"};
 
 std::string join(const std::vector<std::string_view>& items) {
   std::string out;
@@ -81,6 +99,7 @@ SynthConfig synth_preset(std::string_view preset, std::optional<std::string_view
   if (preset == "tiny") {
     // Small enough for unit tests, rows a whole number of k-quant blocks.
     const std::string a(arch.value_or("llama"));
+    if (a == "gemma3") return gemma3("tiny gemma3 (synthetic)", 6, 256, 768, 4, 2, 64, 512, 2048, 16, 0.0f);
     return make(a, "tiny " + a + " (synthetic)", 2, 256, 768, 4, 2, 0, 512, 2048, a == "llama" ? 10000.0f : 1e6f,
                 a == "llama" ? 1e-5f : 1e-6f, a == "qwen2");
   }
@@ -211,6 +230,7 @@ struct SynthVocab {
   std::vector<int32_t> types;
   uint32_t bos = 1, eos = 2, unk = 0;
   std::optional<uint32_t> im_start, im_end;
+  std::optional<uint32_t> start_of_turn;  // gemma3
 };
 
 const char* const kWords[] = {
@@ -247,10 +267,22 @@ SynthVocab make_vocab(const SynthConfig& c) {
     v.types.push_back(type);
     v.scores.push_back(type == kNormal ? -static_cast<float>(v.tokens.size()) : 0.0f);
   };
-  add("<unk>", kUnknown);
-  add("<s>", kControl);
-  add("</s>", kControl);
-  const bool chatml = c.arch != "llama";
+  if (c.arch == "gemma3") {
+    // Gemma's specials: <pad> 0, <eos> 1, <bos> 2, <unk> 3, then its turn markers.
+    add("<pad>", kControl);
+    add("<eos>", kControl);
+    add("<bos>", kControl);
+    add("<unk>", kUnknown);
+    v.eos = 1, v.bos = 2, v.unk = 3;
+    v.start_of_turn = static_cast<uint32_t>(v.tokens.size());
+    add("<start_of_turn>", kControl);
+    add("<end_of_turn>", kControl);  // end of generation by its text (llama.cpp does the same)
+  } else {
+    add("<unk>", kUnknown);
+    add("<s>", kControl);
+    add("</s>", kControl);
+  }
+  const bool chatml = c.arch != "llama" && c.arch != "gemma3";
   if (chatml) {
     v.im_start = static_cast<uint32_t>(v.tokens.size());
     add("<|im_start|>", kControl);
@@ -280,11 +312,55 @@ SynthVocab make_vocab(const SynthConfig& c) {
   return v;
 }
 
-uint32_t min_vocab(const SynthConfig& c) { return (c.arch == "llama" ? 3 : 5) + 256 + 1; }
+uint32_t min_vocab(const SynthConfig& c) { return (c.arch == "llama" ? 3 : c.arch == "gemma3" ? 6 : 5) + 256 + 1; }
 
 constexpr std::string_view kChatMlTemplate =
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
     "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+// Gemma 3's own template (google/gemma-3-*-it): a system message is folded
+// into the first user turn, the assistant's role is "model".
+constexpr std::string_view kGemma3Template =
+    "{{ bos_token }}\n"
+    "{%- if messages[0]['role'] == 'system' -%}\n"
+    "    {%- if messages[0]['content'] is string -%}\n"
+    "        {%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}\n"
+    "    {%- else -%}\n"
+    "        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\n\n' -%}\n"
+    "    {%- endif -%}\n"
+    "    {%- set loop_messages = messages[1:] -%}\n"
+    "{%- else -%}\n"
+    "    {%- set first_user_prefix = \"\" -%}\n"
+    "    {%- set loop_messages = messages -%}\n"
+    "{%- endif -%}\n"
+    "{%- for message in loop_messages -%}\n"
+    "    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}\n"
+    "        {{ raise_exception(\"Conversation roles must alternate user/assistant/user/assistant/...\") }}\n"
+    "    {%- endif -%}\n"
+    "    {%- if (message['role'] == 'assistant') -%}\n"
+    "        {%- set role = \"model\" -%}\n"
+    "    {%- else -%}\n"
+    "        {%- set role = message['role'] -%}\n"
+    "    {%- endif -%}\n"
+    "    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}\n"
+    "    {%- if message['content'] is string -%}\n"
+    "        {{ message['content'] | trim }}\n"
+    "    {%- elif message['content'] is iterable -%}\n"
+    "        {%- for item in message['content'] -%}\n"
+    "            {%- if item['type'] == 'image' -%}\n"
+    "                {{ '<start_of_image>' }}\n"
+    "            {%- elif item['type'] == 'text' -%}\n"
+    "                {{ item['text'] | trim }}\n"
+    "            {%- endif -%}\n"
+    "        {%- endfor -%}\n"
+    "    {%- else -%}\n"
+    "        {{ raise_exception(\"Invalid content type\") }}\n"
+    "    {%- endif -%}\n"
+    "    {{ '<end_of_turn>\n' }}\n"
+    "{%- endfor -%}\n"
+    "{%- if add_generation_prompt -%}\n"
+    "    {{'<start_of_turn>model\n'}}\n"
+    "{%- endif -%}\n";
 
 }  // namespace
 
@@ -323,6 +399,12 @@ gguf::Writer synth_writer(const SynthConfig& c, SynthFileType ftype) {
   w.add_f32(a + ".rope.freq_base", c.rope_freq_base);
   w.add_f32(a + ".attention.layer_norm_rms_epsilon", c.rms_eps);
   if (a == "llama") w.add_u32(a + ".rope.dimension_count", hd);
+  if (c.sliding_window) w.add_u32(a + ".attention.sliding_window", c.sliding_window);
+  if (c.rope_freq_base_swa > 0) w.add_f32(a + ".rope.freq_base_swa", c.rope_freq_base_swa);
+  if (c.rope_scaling_factor > 0) {
+    w.add_string(a + ".rope.scaling.type", "linear");
+    w.add_f32(a + ".rope.scaling.factor", c.rope_scaling_factor);
+  }
   if (c.head_dim) {
     w.add_u32(a + ".attention.key_length", hd);
     w.add_u32(a + ".attention.value_length", hd);
@@ -339,9 +421,10 @@ gguf::Writer synth_writer(const SynthConfig& c, SynthFileType ftype) {
   w.add_u32("tokenizer.ggml.bos_token_id", v.bos);
   w.add_u32("tokenizer.ggml.eos_token_id", v.eos);
   w.add_u32("tokenizer.ggml.unknown_token_id", v.unk);
-  w.add_bool("tokenizer.ggml.add_bos_token", a == "llama");
+  w.add_bool("tokenizer.ggml.add_bos_token", a == "llama" || a == "gemma3");
   w.add_bool("tokenizer.ggml.add_eos_token", false);
   if (v.im_end) w.add_string("tokenizer.chat_template", kChatMlTemplate);
+  if (v.start_of_turn) w.add_string("tokenizer.chat_template", kGemma3Template);
 
   const bool has_output = !c.tied_output;
   auto tensor = [&](const std::string& name, std::vector<uint64_t> ne, uint32_t layer) {
@@ -366,10 +449,12 @@ gguf::Writer synth_writer(const SynthConfig& c, SynthFileType ftype) {
       tensor(p + "attn_k_norm.weight", {hd}, i);
     }
     tensor(p + "attn_output.weight", {q_dim, c.n_embd}, i);
+    if (a == "gemma3") tensor(p + "post_attention_norm.weight", {c.n_embd}, i);
     tensor(p + "ffn_norm.weight", {c.n_embd}, i);
     tensor(p + "ffn_gate.weight", {c.n_embd, c.n_ff}, i);
     tensor(p + "ffn_up.weight", {c.n_embd, c.n_ff}, i);
     tensor(p + "ffn_down.weight", {c.n_ff, c.n_embd}, i);
+    if (a == "gemma3") tensor(p + "post_ffw_norm.weight", {c.n_embd}, i);
   }
   tensor("output_norm.weight", {c.n_embd}, c.n_layers);
   if (has_output) tensor("output.weight", {c.n_embd, c.n_vocab}, c.n_layers);

@@ -17,7 +17,7 @@
 namespace rayo::tools {
 
 struct SynthConfig {
-  std::string arch;  // llama, qwen2, qwen3
+  std::string arch;  // llama, qwen2, qwen3, gemma3
   std::string name;  // general.name
   uint32_t n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0;
   uint32_t head_dim = 0;  // 0: n_embd / n_head
@@ -26,7 +26,14 @@ struct SynthConfig {
   float rms_eps = 1e-5f;
   bool tied_output = false;  // no output.weight
   bool qkv_bias = false;     // qwen2
-  bool qk_norm = false;      // qwen3
+  bool qk_norm = false;      // qwen3, gemma3
+  // gemma3: sliding-window layers (gemma3.attention.sliding_window; 0: none),
+  // their rope base when given (gemma3.rope.freq_base_swa; 0: not written,
+  // llama.cpp's default 10 000), linear rope scaling of the global layers
+  // (rope.scaling.factor; 0: none).
+  uint32_t sliding_window = 0;
+  float rope_freq_base_swa = 0.0f;
+  float rope_scaling_factor = 0.0f;
 
   uint32_t effective_head_dim() const { return head_dim ? head_dim : n_embd / n_head; }
 };

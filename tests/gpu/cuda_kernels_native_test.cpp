@@ -304,8 +304,8 @@ TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
     for (int t = 0; t < rows; ++t)
       for (int h = 0; h < c.nh; ++h) {
         const auto cache_rows = rows_of(positions[t]);
-        cpu::attention_head(cache, 0, h / (c.nh / c.nkv), c.hd, q.data() + t * qw + h * c.hd, positions[t],
-                            cache_rows.data(), scores.data(), ref.data());
+        cpu::attention_head(cache, 0, h / (c.nh / c.nkv), c.hd, 1.0f / std::sqrt(static_cast<float>(c.hd)),
+                            q.data() + t * qw + h * c.hd, 0, positions[t], cache_rows.data(), scores.data(), ref.data());
         // The error budget of the emulator test (cuda_emulated_ops_test.cpp):
         // score errors d move the output by at most 2d per side; the weighted
         // sums add a rounding per position of a warp's share and the merges.
@@ -368,7 +368,8 @@ TEST(CudaKernelsNative, PrefillAttentionOnTensorCoresAtModelShapes) {
     for (int t = 0; t < rows; ++t)
       for (int h = 0; h < c.nh; ++h) {
         const float* qh = q.data() + t * qw + h * c.hd;
-        cpu::attention_head(cache, 0, h / group, c.hd, qh, positions[t], cache_rows.data(), scores.data(), ref.data());
+        cpu::attention_head(cache, 0, h / group, c.hd, 1.0f / std::sqrt(static_cast<float>(c.hd)), qh, 0, positions[t],
+                            cache_rows.data(), scores.data(), ref.data());
         double max_qk = 0;
         for (int j = 0; j <= positions[t]; ++j) {
           const uint16_t* kr = kh.data() + cache_rows[j] * kvw + (h / group) * c.hd;

@@ -8,12 +8,15 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "support/paths.h"
 #include "support/real_model.h"
 #include "support/reference.h"
+#include "support/synth_models.h"
 
 namespace rayo {
 namespace {
@@ -36,7 +39,21 @@ class ModelParity : public ::testing::TestWithParam<test::ReferenceModel> {
  protected:
   void SetUp() override {
     if (!GetParam().absent.empty()) GTEST_SKIP() << GetParam().absent;
+    ref_ = test::load_reference(GetParam().reference.string());
+    dir_ = GetParam().model_dir;
+    if (!GetParam().synth_args.empty()) {
+      dir_ = scratch_ = test::temp_dir(GetParam().name);
+      std::string error;
+      ASSERT_TRUE(test::make_synth_model(GetParam().synth_args, dir_, ref_.model, &error)) << error;
+    }
   }
+  void TearDown() override {
+    if (!scratch_.empty()) std::filesystem::remove_all(scratch_);
+  }
+  std::shared_ptr<const runtime::Model> load_model() const { return runtime::Model::load((dir_ / ref_.model).string()); }
+
+  test::Reference ref_;
+  std::filesystem::path dir_, scratch_;
 };
 
 // Where a model has an exact reference (ReferenceModel::exact): over every
@@ -96,9 +113,9 @@ void expect_as_close_to_exact_as_llama_cpp(const std::string& name, const test::
 // the argmax wherever llama.cpp's own top-1/top-2 margin exceeds the tolerance.
 TEST_P(ModelParity, TeacherForcedLogits) {
   const std::string& name = GetParam().name;
-  const auto ref = test::load_reference(GetParam().reference.string());
+  const auto& ref = ref_;
   const double tol = test::logit_tolerance(name);
-  auto model = runtime::Model::load((GetParam().model_dir / ref.model).string());
+  auto model = load_model();
   if (!GetParam().exact.empty()) {
     expect_as_close_to_exact_as_llama_cpp(name, ref, test::load_reference(GetParam().exact.string()), model);
     return;
@@ -140,9 +157,9 @@ TEST_P(ModelParity, TeacherForcedLogits) {
 // legitimately part).
 TEST_P(ModelParity, GreedyContinuation) {
   const std::string& name = GetParam().name;
-  const auto ref = test::load_reference(GetParam().reference.string());
+  const auto& ref = ref_;
   const double tol = test::logit_tolerance(name);
-  auto model = runtime::Model::load((GetParam().model_dir / ref.model).string());
+  auto model = load_model();
   for (size_t k = 0; k < ref.cases.size(); ++k) {
     const auto& c = ref.cases[k];
     runtime::Session session(model, options_for(c));
@@ -170,6 +187,20 @@ TEST_P(ModelParity, GreedyContinuation) {
   }
 }
 
+// The emulated-GPU tests make the Gemma 3 models in memory from models.txt's
+// arguments (support/synth_models.h): the same bytes as `rayo synth` writes.
+TEST(Gemma3Models, TheCommandAndTheTestsMakeTheSameBytes) {
+  for (const auto& m : test::gemma3_synth_models()) {
+    const auto dir = test::temp_dir(m.name + "-bytes");
+    std::string error;
+    ASSERT_TRUE(test::make_synth_model(m.args, dir, "m.gguf", &error)) << error;
+    std::ifstream in(dir / "m.gguf", std::ios::binary);
+    const std::vector<uint8_t> written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(written == tools::synth_model_bytes(m.config, m.type, m.seed)) << m.name << ": " << m.args;
+    std::filesystem::remove_all(dir);
+  }
+}
+
 std::string test_name(const ::testing::TestParamInfo<test::ReferenceModel>& info) {
   std::string n = info.param.name;
   for (auto& ch : n)
@@ -183,6 +214,9 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ModelParity);
 INSTANTIATE_TEST_SUITE_P(SharedModels, ModelParity, ::testing::ValuesIn(test::shared_reference_models()), test_name);
 // The real model's cases are always listed and skip, saying why, when it was not fetched.
 INSTANTIATE_TEST_SUITE_P(RealModel, ModelParity, ::testing::ValuesIn(test::real_reference_models()), test_name);
+// Gemma 3 (sliding windows, post-norms, GeGLU, both rope bases) on synthetic
+// models made by `rayo synth` and llama.cpp's references for them.
+INSTANTIATE_TEST_SUITE_P(Gemma3, ModelParity, ::testing::ValuesIn(test::gemma3_reference_models()), test_name);
 
 }  // namespace
 }  // namespace rayo

@@ -10,6 +10,7 @@
 #include "models/architecture.h"
 #include "models/model_spec.h"
 #include "support/paths.h"
+#include "support/synth_models.h"
 
 namespace rayo::test {
 
@@ -29,6 +30,12 @@ const std::vector<EmulatedModel>& emulated_models() {
       {"synth-qwen3-q4_k_m", 32, 32},
       {"synth-llama-q4_k_m", 32, 32, true},  // --batch-invariant: the exact GEMMs
     };
+    // Gemma 3 (support/synth_models.h): scaled embeddings, GeGLU, sliding
+    // windows in the split and the tensor-core attention, post-norms.
+    for (const auto& g : gemma3_synth_models()) {
+      m.push_back({g.name, 1, 1});
+      m.push_back({g.name, 32, 32});
+    }
     // And every shared model's decode graph (EmulatedGpu.EverySharedModel...).
     for (const auto& name : every_shared_model()) m.push_back({name, 1, 1});
     return m;
@@ -43,6 +50,11 @@ std::vector<std::string> every_shared_model() {
     if (e.path().extension() == ".gguf") names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+gguf::File open_emulated_model(const std::string& name) {
+  if (name.starts_with("gemma3-")) return open_synth_model(gemma3_synth_model(name));
+  return gguf::File::open(shared_path("models/" + name + ".gguf").string());
 }
 
 cuda::KvShape emulated_kv_shape() { return cuda::KvShape{64, 16}; }
@@ -75,7 +87,7 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
   std::vector<cuda::KernelSpec> out;
   std::set<std::string> seen;
   for (const auto& m : emulated_models()) {
-    const auto file = gguf::File::open(shared_path("models/" + m.name + ".gguf").string());
+    const auto file = open_emulated_model(m.name);
     const auto spec = models::ModelSpec::from_gguf(file);
     auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{m.max_tokens, m.max_outputs, m.batch_invariant});
     graph::run_passes(g, graph::decoder_fusion_passes());

@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "gguf/file.h"
 #include "tools/kernel_bench.h"
 #include "backends/cuda/kernel_specs.h"
 
 namespace rayo::test {
 
 struct EmulatedModel {
-  std::string name;     // shared model file name without .gguf
+  std::string name;     // shared model file name without .gguf, or a synthetic model's (open_emulated_model)
   int64_t max_tokens;   // graph bucket
   int64_t max_outputs;
   bool batch_invariant = false;
@@ -26,6 +27,9 @@ std::vector<std::string> every_shared_model();
 
 // The models and graph buckets the backend test runs, with the KV cache it uses.
 const std::vector<EmulatedModel>& emulated_models();
+// A model of emulated_models() by name: a shared file, or a synthetic Gemma 3
+// model made in memory ("gemma3-...", support/synth_models.h).
+gguf::File open_emulated_model(const std::string& name);
 cuda::KvShape emulated_kv_shape();
 
 // The kernel benchmark's cases the backend test times (small shapes).

@@ -47,6 +47,9 @@ struct ReferenceModel {
   // correct engines (the 8-bit activations round every small difference of the
   // layers before into a different quantization), as they do from the exact ones.
   std::filesystem::path exact = {};
+  // A synthetic model (support/synth_models.h): `rayo synth` arguments that
+  // make the file Reference::model names, in a scratch folder, before the test.
+  std::string synth_args = {};
 };
 
 // gtest prints a parameter by its name.

@@ -21,8 +21,9 @@ double log_sum_exp(std::span<const float> row) {
 }  // namespace
 
 double check_teacher_forced(const std::string& name, graph::Executor& tested, int64_t max_tokens, graph::Executor& cpu,
-                            const std::vector<int32_t>& table, int n_tokens) {
-  const auto ref = load_reference(shared_path("reference/" + name + ".json").string());
+                            const std::vector<int32_t>& table, int n_tokens, const std::filesystem::path& reference) {
+  const auto ref =
+      load_reference(reference.empty() ? shared_path("reference/" + name + ".json").string() : reference.string());
   const auto& c = ref.cases.at(0);
   std::vector<int32_t> tokens = c.tokens;
   tokens.insert(tokens.end(), c.greedy.begin(), c.greedy.end());

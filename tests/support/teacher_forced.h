@@ -11,6 +11,7 @@
 // Returns the largest logit difference from the CPU backend (the backends
 // quantize activations differently: the CUDA kernels per 32 values, the CPU
 // per 256 for k-quants, so each differs from llama.cpp in its own way).
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,9 @@
 
 namespace rayo::test {
 
+// `reference`: llama.cpp's outputs for the model; empty: shared/reference/MODEL.json.
 double check_teacher_forced(const std::string& model_name, graph::Executor& tested, int64_t max_tokens,
-                            graph::Executor& cpu, const std::vector<int32_t>& block_table, int n_tokens);
+                            graph::Executor& cpu, const std::vector<int32_t>& block_table, int n_tokens,
+                            const std::filesystem::path& reference = {});
 
 }  // namespace rayo::test

@@ -22,11 +22,13 @@ struct Case {
   int head_dim, n_head_kv, group;
   std::vector<int32_t> positions;  // of the tile's tokens
   graph::KvType type;
+  int window = 0;      // sliding window (0: none)
+  float scale = 0.0f;  // q·k multiplier (0: 1/√head_dim)
 };
 
 void check(const Case& c) {
   SCOPED_TRACE(::testing::Message() << "head_dim " << c.head_dim << ", group " << c.group << ", kv "
-                                    << (c.type == graph::KvType::F16 ? "f16" : "f32"));
+                                    << (c.type == graph::KvType::F16 ? "f16" : "f32") << ", window " << c.window);
   const int32_t max_pos = *std::max_element(c.positions.begin(), c.positions.end());
   graph::KvCacheConfig cfg;
   cfg.n_layers = 2;
@@ -45,9 +47,13 @@ void check(const Case& c) {
   const int64_t n_seq_blocks = (max_pos + 16) / 16;
   for (int32_t j = 0; j <= max_pos; ++j) rows[j] = (2 * (n_seq_blocks - 1 - j / 16) + 1) * 16 + j % 16;
   std::vector<float> k(cfg.kv_width), v(cfg.kv_width);
+  int32_t min_first = max_pos;
+  for (int32_t p : c.positions) min_first = std::min(min_first, first_visible(c.window, p));
   for (int32_t j = 0; j <= max_pos; ++j) {
     for (auto& x : k) x = 2.0f * nd(rng);
     for (auto& x : v) x = nd(rng);
+    // Positions no query of the tile sees hold NaN: reading one would show.
+    if (j < min_first) std::fill(k.begin(), k.end(), NAN), std::fill(v.begin(), v.end(), NAN);
     cache.store(1, rows[j], k.data(), v.data());
   }
 
@@ -56,22 +62,27 @@ void check(const Case& c) {
     std::vector<std::vector<float>> q(n, std::vector<float>(c.head_dim)), got(n, std::vector<float>(c.head_dim));
     std::vector<const float*> qp(n);
     std::vector<float*> op(n);
-    std::vector<int32_t> pos(n);
+    std::vector<int32_t> pos(n), first(n);
     for (int i = 0; i < n; ++i) {
       for (auto& x : q[i]) x = nd(rng);
       qp[i] = q[i].data();
       op[i] = got[i].data();
       pos[i] = c.positions[i / c.group];
+      first[i] = first_visible(c.window, pos[i]);
     }
-    AttentionTile tile{1, kv_head, c.head_dim, rows.data(), n, qp.data(), pos.data(), op.data()};
+    AttentionTile tile{1, kv_head, c.head_dim, rows.data(), n, qp.data(), pos.data(), op.data(), first.data(), c.scale};
     AlignedBuffer scratch(attention_tile_scratch_bytes(c.head_dim, n, max_pos));
     attention_tile(cache, tile, scratch.data());
 
     std::vector<float> scores(max_pos + 1), want(c.head_dim);
     for (int i = 0; i < n; ++i) {
-      attention_head(cache, 1, kv_head, c.head_dim, q[i].data(), pos[i], rows.data(), scores.data(), want.data());
-      for (int d = 0; d < c.head_dim; ++d)
+      const float scale = c.scale != 0.0f ? c.scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+      attention_head(cache, 1, kv_head, c.head_dim, scale, q[i].data(), first[i], pos[i], rows.data(), scores.data(),
+                     want.data());
+      for (int d = 0; d < c.head_dim; ++d) {
+        ASSERT_TRUE(std::isfinite(want[d])) << "the reference read a position outside the window";
         ASSERT_EQ(got[i][d], want[d]) << "query " << i << " at " << pos[i] << ", value " << d;
+      }
     }
   }
 }
@@ -100,6 +111,18 @@ TEST_F(CpuAttentionTile, MatchesPerQueryReference) {
   }
 }
 
+// Sliding windows (Gemma 3): each query sees its last `window` positions, the
+// tile's queries start at different positions, and the positions before the
+// earliest of them are never read.
+TEST_F(CpuAttentionTile, SlidingWindowMatchesPerQueryReference) {
+  for (graph::KvType type : {graph::KvType::F16, graph::KvType::F32}) {
+    check({64, 2, 4, {37}, type, 16});                          // decode: window inside one chunk edge
+    check({256, 1, 4, {40, 41, 42, 43, 44, 45}, type, 7});      // prompt tile, window shorter than the tile span
+    check({128, 2, 2, {15, 16, 17, 100}, type, 33, 0.0625f});   // window across chunks, Gemma's own scale
+    check({64, 1, 1, {3, 4, 5}, type, 512});                    // window longer than the sequence: all positions
+  }
+}
+
 TEST_F(CpuAttentionTile, LargeScoresStayFinite) {
   // Query and keys both large: scores in the thousands must not overflow the softmax.
   graph::KvCacheConfig cfg;
@@ -123,7 +146,7 @@ TEST_F(CpuAttentionTile, LargeScoresStayFinite) {
   const float* qp = q.data();
   float* op = out.data();
   const int32_t pos = 39;
-  AttentionTile tile{0, 0, 64, rows.data(), 1, &qp, &pos, &op};
+  AttentionTile tile{0, 0, 64, rows.data(), 1, &qp, &pos, &op, nullptr, 0.0f};
   AlignedBuffer scratch(attention_tile_scratch_bytes(64, 1, pos));
   attention_tile(cache, tile, scratch.data());
   for (float x : out) {

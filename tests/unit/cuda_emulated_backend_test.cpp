@@ -73,6 +73,7 @@ using rayo::cuda::emulated::make_invoker;
 #include "support/emulated_variants.h"
 #include "support/paths.h"
 #include "support/reference.h"
+#include "support/synth_models.h"
 #include "support/teacher_forced.h"
 
 namespace rayo::cuda {
@@ -535,9 +536,9 @@ TEST(CudaKernelBench, ForcingAGemmOfFloatWeightsIsAnError) {
 
 // A model on the emulated GPU in steps of max_tokens tokens, teacher-forced
 // against llama.cpp's reference and the CPU backend (support/teacher_forced.h).
-void check_model(const std::string& name, int64_t max_tokens, int n_tokens) {
+void check_model(const std::string& name, int64_t max_tokens, int n_tokens, const std::filesystem::path& reference = {}) {
   SCOPED_TRACE(cat(name, " max_tokens=", max_tokens));
-  gguf::File f = gguf::File::open(test::shared_path("models/" + name + ".gguf").string());
+  gguf::File f = test::open_emulated_model(name);
   auto spec = models::ModelSpec::from_gguf(f);
   const auto& arch = models::find_architecture(spec.arch);
   cpu::CpuBackend cpu(1);
@@ -546,7 +547,7 @@ void check_model(const std::string& name, int64_t max_tokens, int n_tokens) {
   gpu->init_kv_cache(kv_config(spec));
   graph::Executor ec(cpu, arch.build(f, spec, graph::GraphConfig{1, 1}));
   graph::Executor eg(*gpu, arch.build(f, spec, graph::GraphConfig{max_tokens, max_tokens}));
-  const double worst = test::check_teacher_forced(name, eg, max_tokens, ec, {3, 0, 4, 1}, n_tokens);
+  const double worst = test::check_teacher_forced(name, eg, max_tokens, ec, {3, 0, 4, 1}, n_tokens, reference);
   std::printf("%-24s max_tokens %3lld: largest logit difference from the CPU backend %.3f\n", name.c_str(),
               static_cast<long long>(max_tokens), worst);
 }
@@ -563,6 +564,16 @@ TEST_F(EmulatedGpu, EverySharedModelMatchesLlamaCppAndTheCpuBackend) {
   const auto names = test::every_shared_model();
   EXPECT_GE(names.size(), 20u);
   for (const auto& name : names) check_model(name, 1, 3);
+}
+
+// Gemma 3 (synthetic, tests/data/gemma3): decode steps past the sliding
+// windows (split attention), and a 32-token prompt step on tensor cores and
+// flash attention with windows shorter than the prompt.
+TEST_F(EmulatedGpu, Gemma3MatchesLlamaCppAndTheCpuBackend) {
+  for (const auto& m : test::gemma3_synth_models()) {
+    check_model(m.name, 1, 24, m.reference);
+    check_model(m.name, 32, 40, m.reference);
+  }
 }
 
 TEST_F(EmulatedGpu, TokenTilesMatchTheCpuBackend) { check_model("synth-llama-q4_k_m", 4, 7); }

@@ -143,7 +143,7 @@ void check_swiglu(TensorType gate, TensorType up, SwigluKernel gemv, SwigluKerne
   expect_same(by_gemv, by_gemm);
 }
 
-TEST(CudaEmulatedGemmExact, GateUpSwiGLUGivesTheGemvsBits) {
+TEST(CudaEmulatedGemmExact, GateUpGluGivesTheGemvsBits) {
   check_swiglu(TensorType::Q4_K, TensorType::Q5_K, gemv_swiglu_q4_k_q5_k::gemv_swiglu,
                exact_swiglu_q4_k_q5_k::gemm_swiglu, 21);
   check_swiglu(TensorType::Q3_K, TensorType::Q2_K, gemv_swiglu_q3_k_q2_k::gemv_swiglu,

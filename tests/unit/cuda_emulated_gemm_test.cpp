@@ -169,7 +169,7 @@ void check_swiglu(float x_scale) {
   for (int64_t i = 0; i < T * M; ++i) ASSERT_EQ(yq[i], ref.q[i]) << "q " << i;
 }
 
-TEST(CudaEmulatedGemm, GateUpSwiGLUWithMixedFormats) { check_swiglu(1.0f); }
+TEST(CudaEmulatedGemm, GateUpGluWithMixedFormats) { check_swiglu(1.0f); }
 
 // The fused attention input, checked as on CUDA cores (qkv_check.h) with the
 // GEMM's tolerance: 40 tokens, positions 0..39 of one sequence in 4 blocks of

@@ -292,7 +292,7 @@ void check_swiglu(TensorType gt, TensorType ut, int64_t K, int64_t M, int64_t T,
   if (emit) check_emitted_twin(y, T, M, nullptr, true, false, yq, yds, yss);
 }
 
-TEST(CudaEmulatedGemv, GateUpSwiGLUWithMixedFormats) {
+TEST(CudaEmulatedGemv, GateUpGluWithMixedFormats) {
   check_swiglu(TensorType::Q4_K, TensorType::Q6_K, 512, 64, 6, 4, true, 1e-5f, true, swiglu_q4_k_q6_k::gemv_swiglu, 51);
   check_swiglu(TensorType::F16, TensorType::F16, 72, 13, 1, 1, false, 0.0f, false, swiglu_f16::gemv_swiglu, 52);
   // IQ4_XS reads Q4_K's activations: 2 tokens in one tile multiply both matrices together.

@@ -85,8 +85,8 @@ void expect_attention_matches_the_cpu(const AttnCase& c, const PagedCache& pc, c
     const auto cache_rows = pc.rows(seqs[t], positions[t]);
     for (int h = 0; h < c.n_head; ++h) {
       const float* qh = q.data() + t * q_width + h * c.head_dim;
-      cpu::attention_head(pc.cache, 0, h / group, c.head_dim, qh, positions[t], cache_rows.data(), scores.data(),
-                          ref.data());
+      cpu::attention_head(pc.cache, 0, h / group, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim)), qh, 0,
+                          positions[t], cache_rows.data(), scores.data(), ref.data());
       double max_qk = 0;
       for (int j = 0; j <= positions[t]; ++j) {
         const auto* kr = static_cast<const uint16_t*>(pc.cache.key_row(0, cache_rows[j])) + (h / group) * c.head_dim;

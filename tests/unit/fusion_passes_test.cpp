@@ -38,11 +38,11 @@ TEST(FusionPasses, LlamaLayerBecomesFiveNodes) {
   EXPECT_EQ(c[Op::QkvRopeStore], layers);
   EXPECT_EQ(c[Op::Attention], layers);
   EXPECT_EQ(c[Op::MatMulAdd], 2 * layers);
-  EXPECT_EQ(c[Op::GateUpSwiGLU], layers);
+  EXPECT_EQ(c[Op::GateUpGlu], layers);
   EXPECT_EQ(c[Op::RmsNormMatMul], 1);  // output_norm + logits
   EXPECT_EQ(c[Op::Embed], 1);
   EXPECT_EQ(c[Op::SelectRows], 1);
-  for (Op gone : {Op::RmsNorm, Op::MatMul, Op::Rope, Op::KvStore, Op::Add, Op::SwiGLU, Op::AddBias})
+  for (Op gone : {Op::RmsNorm, Op::MatMul, Op::Rope, Op::KvStore, Op::Add, Op::Glu, Op::AddBias})
     EXPECT_EQ(c[gone], 0) << op_name(gone);
   EXPECT_EQ(g.nodes().size(), 3u + 5u * layers);
   EXPECT_GT(changes, 0);
@@ -62,7 +62,7 @@ TEST(FusionPasses, LlamaLayerBecomesFiveNodes) {
       EXPECT_EQ(n.head_dim, 64);
       EXPECT_GT(n.eps, 0.0f);
     }
-    if (n.op == Op::GateUpSwiGLU) {
+    if (n.op == Op::GateUpGlu) {
       EXPECT_NE(g.weights()[n.weight].name.find("ffn_gate"), std::string::npos);
       EXPECT_NE(g.weights()[n.aux[1]].name.find("ffn_up"), std::string::npos);
       ASSERT_GE(n.aux[0], 0);
@@ -104,7 +104,7 @@ TEST(FusionPasses, Qwen3PerHeadNormsKeepTheAttentionInputUnfused) {
   EXPECT_EQ(c[Op::Rope], 2 * 2);
   EXPECT_EQ(c[Op::KvStore], 2);
   EXPECT_EQ(c[Op::RmsNormMatMul], 3 * 2 + 1);  // q, k, v read the folded attn_norm; and the logits
-  EXPECT_EQ(c[Op::GateUpSwiGLU], 2);
+  EXPECT_EQ(c[Op::GateUpGlu], 2);
   EXPECT_EQ(c[Op::MatMulAdd], 4);
   for (const auto& n : g.nodes()) {
     if (n.op == Op::RmsNorm) {

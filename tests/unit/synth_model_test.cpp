@@ -228,6 +228,43 @@ TEST(Synth, PresetsHaveTheRealModelsShapes) {
   EXPECT_NEAR(static_cast<double>(synth_writer(l3, SynthFileType::Q4_K_M).file_size()) / 1e9, 4.92, 0.1);
 }
 
+// Gemma 3: its sizes, its tensors (post-norms, q/k norms), its specials and
+// chat template, and the window and rope keys rayo and llama.cpp read.
+TEST(Synth, Gemma3HasItsShapesTensorsAndTokens) {
+  const SynthConfig b1 = synth_preset("gemma3-1b");
+  EXPECT_EQ(b1.arch, "gemma3");
+  EXPECT_EQ(b1.n_layers, 26u);
+  EXPECT_EQ(b1.n_embd, 1152u);
+  EXPECT_EQ(b1.effective_head_dim(), 256u);
+  EXPECT_EQ(b1.n_vocab, 262144u);
+  EXPECT_EQ(b1.sliding_window, 512u);
+  EXPECT_TRUE(b1.tied_output);
+  EXPECT_EQ(synth_preset("gemma3-27b").effective_head_dim(), 128u);
+  EXPECT_EQ(synth_preset("gemma3-12b").sliding_window, 1024u);
+  EXPECT_FLOAT_EQ(synth_preset("gemma3-4b").rope_scaling_factor, 8.0f);
+  EXPECT_EQ(synth_preset("gemma3-270m").n_layers, 18u);
+  // gemma-3-1b-it Q4_K_M from llama.cpp's converter is about 0.8 GB.
+  EXPECT_NEAR(static_cast<double>(synth_writer(b1, SynthFileType::Q4_K_M).file_size()) / 1e9, 0.8, 0.1);
+
+  const gguf::File f = gguf::File::from_bytes(synth_model_bytes(synth_preset("tiny", "gemma3"), SynthFileType::Q8_0, 1));
+  const ModelSpec s = ModelSpec::from_gguf(f);
+  EXPECT_EQ(s.n_layers, 6u);
+  EXPECT_EQ(s.sliding_window, 16u);
+  EXPECT_TRUE(s.post_norms);
+  EXPECT_TRUE(s.qk_norm);
+  for (const char* t : {"blk.5.post_attention_norm.weight", "blk.5.post_ffw_norm.weight", "blk.0.attn_q_norm.weight"})
+    EXPECT_NE(f.find_tensor(t), nullptr) << t;
+  EXPECT_EQ(f.find_tensor("output.weight"), nullptr);
+  const auto tokens = f.get_string_array("tokenizer.ggml.tokens");
+  EXPECT_EQ(tokens[1], "<eos>");
+  EXPECT_EQ(tokens[2], "<bos>");
+  EXPECT_EQ(tokens[4], "<start_of_turn>");
+  EXPECT_EQ(tokens[5], "<end_of_turn>");
+  EXPECT_EQ(f.get<uint32_t>("tokenizer.ggml.bos_token_id"), 2u);
+  EXPECT_TRUE(f.get<bool>("tokenizer.ggml.add_bos_token"));
+  EXPECT_NE(f.get<std::string_view>("tokenizer.chat_template").find("<start_of_turn>model"), std::string_view::npos);
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -240,7 +277,7 @@ std::string error_of(const std::function<void()>& f) {
 TEST(Synth, RefusesBadOptions) {
   EXPECT_EQ(error_of([] { synth_preset("gpt-5"); }).rfind("unknown preset 'gpt-5' (choose from: tiny, ", 0), 0u);
   EXPECT_EQ(error_of([] { synth_preset("llama3-8b", "qwen2"); }), "preset 'llama3-8b' is a llama model, not qwen2");
-  EXPECT_EQ(error_of([] { synth_preset("tiny", "mamba"); }), "unknown architecture 'mamba' (choose from: llama, qwen2, qwen3)");
+  EXPECT_EQ(error_of([] { synth_preset("tiny", "mamba"); }), "unknown architecture 'mamba' (choose from: llama, qwen2, qwen3, gemma3)");
   EXPECT_EQ(error_of([] { parse_synth_file_type("q3_k"); }),
             "unknown type 'q3_k' (choose from: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k_m, q4_k_s, "
             "q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs)");

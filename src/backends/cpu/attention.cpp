@@ -110,34 +110,55 @@ RAYO_AVX2 void load_row(const void* row, bool f16, int64_t offset, float* dst, i
 
 RAYO_AVX2 void tile_avx2(const KvCache& cache, const AttentionTile& t, float* scratch) {
   const int D = t.head_dim, n = t.n;
-  int32_t max_pos = 0;
-  for (int i = 0; i < n; ++i) max_pos = std::max(max_pos, t.pos[i]);
-  const int64_t stride = padded_length(max_pos);  // scores per query
+  int32_t max_pos = 0, min_first = INT32_MAX;
+  for (int i = 0; i < n; ++i) {
+    max_pos = std::max(max_pos, t.pos[i]);
+    min_first = std::min(min_first, t.first ? t.first[i] : 0);
+  }
+  auto first = [&](int i) { return t.first ? t.first[i] : 0; };
+  // Chunks start at `base`, the chunk holding the first position any query
+  // sees; scores are kept from there (score j of query i at scores[i][j - base]).
+  const int32_t base = min_first / kChunk * kChunk;
+  const int64_t stride = padded_length(max_pos - base);  // scores per query
   float* keys = scratch;
   float* values = keys + kChunk * D;
   float* acc = values + kChunk * D;
   float* scores = acc + static_cast<size_t>(n) * D;
   const bool f16 = cache.config().type == graph::KvType::F16;
   const int64_t offset = static_cast<int64_t>(t.kv_head) * D;
-  const __m128 scale = _mm_set1_ps(1.0f / std::sqrt(static_cast<float>(D)));
+  const __m128 scale = _mm_set1_ps(t.scale != 0.0f ? t.scale : 1.0f / std::sqrt(static_cast<float>(D)));
+  // Rows of a chunk before min_first are never seen by any query (and, under a
+  // window, may not be kept by the cache): zeros stand in for them.
+  auto load_chunk = [&](int32_t j0, int nc, bool values_not_keys, float* dst) {
+    for (int c = 0; c < nc; ++c) {
+      if (j0 + c < min_first) {
+        std::fill(dst + c * D, dst + (c + 1) * D, 0.0f);
+        continue;
+      }
+      const int64_t row = t.rows[j0 + c];
+      load_row(values_not_keys ? cache.value_row(t.layer, row) : cache.key_row(t.layer, row), f16, offset, dst + c * D,
+               D);
+    }
+  };
 
-  // Pass 1: scores of every query against every position it sees.
-  for (int32_t j0 = 0; j0 <= max_pos; j0 += kChunk) {
+  // Pass 1: scores of every query against every position it sees (and, for
+  // whole groups of 4, the few before its first: never used).
+  for (int32_t j0 = base; j0 <= max_pos; j0 += kChunk) {
     const int nc = std::min(kChunk, max_pos + 1 - j0);
-    for (int c = 0; c < nc; ++c) load_row(cache.key_row(t.layer, t.rows[j0 + c]), f16, offset, keys + c * D, D);
+    load_chunk(j0, nc, false, keys);
     // Keys past the chunk's end are read by dot4 (their scores are never used): keep them finite.
     std::fill(keys + nc * D, keys + kChunk * D, 0.0f);
     for (int i = 0; i < n; ++i) {
-      if (t.pos[i] < j0) continue;
-      float* s = scores + i * stride + j0;
+      if (t.pos[i] < j0 || first(i) >= j0 + kChunk) continue;
+      float* s = scores + i * stride + (j0 - base);
       for (int c = 0; c <= std::min(kChunk - 1, t.pos[i] - j0); c += 4)
         _mm_storeu_ps(s + c, _mm_mul_ps(dot4(t.q[i], keys + c * D, D), scale));
     }
   }
   // Pass 2: softmax per query, as the reference computes it (exact exp, sum in double).
   for (int i = 0; i < n; ++i) {
-    float* s = scores + i * stride;
-    const int32_t len = t.pos[i] + 1;
+    float* s = scores + i * stride + (first(i) - base);
+    const int32_t len = t.pos[i] + 1 - first(i);
     const float max_score = *std::max_element(s, s + len);
     double sum = 0.0;
     for (int32_t j = 0; j < len; ++j) sum += (s[j] = std::exp(s[j] - max_score));
@@ -146,12 +167,15 @@ RAYO_AVX2 void tile_avx2(const KvCache& cache, const AttentionTile& t, float* sc
   }
   // Pass 3: the weighted sum of values.
   std::fill(acc, acc + static_cast<size_t>(n) * D, 0.0f);
-  for (int32_t j0 = 0; j0 <= max_pos; j0 += kChunk) {
+  for (int32_t j0 = base; j0 <= max_pos; j0 += kChunk) {
     const int nc = std::min(kChunk, max_pos + 1 - j0);
-    for (int c = 0; c < nc; ++c) load_row(cache.value_row(t.layer, t.rows[j0 + c]), f16, offset, values + c * D, D);
-    for (int i = 0; i < n; ++i)
-      if (t.pos[i] >= j0)
-        accumulate(acc + static_cast<size_t>(i) * D, scores + i * stride + j0, values, std::min(nc, t.pos[i] + 1 - j0), D);
+    load_chunk(j0, nc, true, values);
+    for (int i = 0; i < n; ++i) {
+      if (t.pos[i] < j0 || first(i) >= j0 + kChunk) continue;
+      const int32_t from = std::max(j0, first(i));  // the query's first position in this chunk
+      accumulate(acc + static_cast<size_t>(i) * D, scores + i * stride + (from - base), values + (from - j0) * D,
+                 std::min(j0 + nc, t.pos[i] + 1) - from, D);
+    }
   }
   for (int i = 0; i < n; ++i) std::memcpy(t.out[i], acc + static_cast<size_t>(i) * D, sizeof(float) * D);
 }

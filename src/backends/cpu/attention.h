@@ -25,8 +25,10 @@ struct AttentionTile {
   const int64_t* rows = nullptr;    // cache row of positions 0..max(pos) of the sequence
   int n = 0;                        // queries in the tile
   const float* const* q = nullptr;  // query i: head_dim floats (not yet scaled)
-  const int32_t* pos = nullptr;     // query i attends to positions 0..pos[i]
+  const int32_t* pos = nullptr;     // query i attends to positions first[i]..pos[i]
   float* const* out = nullptr;      // output i: head_dim floats
+  const int32_t* first = nullptr;   // null: every query starts at position 0
+  float scale = 0.0f;               // scores are q·k times this (0: 1/√head_dim)
 };
 
 // True when attention_tile runs this head size on the active instruction set
@@ -34,7 +36,7 @@ struct AttentionTile {
 bool attention_tile_supported(int head_dim);
 
 // Bytes of scratch attention_tile needs for up to n queries of head_dim at
-// positions up to max_pos.
+// positions up to max_pos (whatever their first positions).
 size_t attention_tile_scratch_bytes(int head_dim, int n, int32_t max_pos);
 
 // Writes the attention output of every query of the tile. scratch:

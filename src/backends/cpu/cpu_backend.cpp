@@ -56,7 +56,7 @@ constexpr int64_t kParallelMatmulThreshold = 128 * 1024;
 // Floats of scratch a fused node needs for its intermediates at `rows` rows.
 int64_t fused_scratch_floats(const Graph& g, const Node& n, int64_t rows) {
   int64_t floats = n.aux[0] >= 0 ? rows * g.values()[n.in[0]].cols : 0;  // the normed input
-  if (n.op == Op::GateUpSwiGLU) floats += 2 * rows * g.values()[n.out].cols;                 // gate, up
+  if (n.op == Op::GateUpGlu) floats += 2 * rows * g.values()[n.out].cols;                 // gate, up
   if (n.op == Op::QkvRopeStore) floats += 2 * rows * int64_t{n.n_head_kv} * n.head_dim;  // k, v
   return floats;
 }
@@ -146,7 +146,7 @@ void CpuBackend::prepare_matmul_weights(const Graph& graph) {
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < todo.size();) {
       const graph::Weight& w = *todo[i];
       prepared[i] = prepare_weight(w.type, w.data, w.rows, w.cols);
-      if (prepared[i].packed) release_file_pages(w.data, bytes(&w));
+      if (prepared[i].packed && w.file_backed) release_file_pages(w.data, bytes(&w));
       progress.update(done += bytes(&w), total);
     }
   });
@@ -220,12 +220,12 @@ void CpuBackend::run(const Graph& g, const Node& n) {
     case Op::RmsNorm:
     case Op::AddBias:
     case Op::Add:
-    case Op::SwiGLU:
+    case Op::Glu:
     case Op::Rope:
     case Op::SelectRows: return run_rows(g, n);
     case Op::RmsNormMatMul:
     case Op::MatMulAdd:
-    case Op::GateUpSwiGLU:
+    case Op::GateUpGlu:
     case Op::QkvRopeStore: return run_fused(g, n);
   }
   fail("the CPU backend has no kernel for op ", op_name(n.op));
@@ -239,8 +239,10 @@ void CpuBackend::run_embed(const Graph& g, const Node& n) {
     if (token < 0 || token >= w.rows) fail("token id ", token, " is outside the vocabulary of ", w.rows);
   const int64_t n_tokens = static_cast<int64_t>(step_.tokens.size());
   for_each_row(n_tokens, n_tokens * w.cols, [&](int64_t t) {
-    quant::dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + row_bytes * step_.tokens[t],
-                          out + t * w.cols, w.cols);
+    float* row = out + t * w.cols;
+    quant::dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + row_bytes * step_.tokens[t], row, w.cols);
+    if (n.scale != 0.0f && n.scale != 1.0f)
+      for (int64_t i = 0; i < w.cols; ++i) row[i] *= n.scale;
   });
 }
 
@@ -296,14 +298,14 @@ void CpuBackend::run_fused(const Graph& g, const Node& n) {
       }
       return;
     }
-    case Op::GateUpSwiGLU: {
+    case Op::GateUpGlu: {
       float* gate = scratch;
       float* up = scratch + rows * width;
       const int weights[] = {n.weight, n.aux[1]};
       float* const products[] = {gate, up};
       multiply(g, weights, x, rows, products);
       for_each_row(rows, rows * width,
-                   [&](int64_t r) { swiglu_row(gate + r * width, up + r * width, out + r * width, width); });
+                   [&](int64_t r) { glu_row(n.act, gate + r * width, up + r * width, out + r * width, width); });
       return;
     }
     case Op::QkvRopeStore: {
@@ -355,7 +357,7 @@ void CpuBackend::run_rows(const Graph& g, const Node& n) {
       case Op::RmsNorm: rms_norm_row(ar, w, yr, cols, n.group, n.eps); break;
       case Op::AddBias: add_row(ar, w, yr, cols); break;
       case Op::Add: add_row(ar, b + r * cols, yr, cols); break;
-      case Op::SwiGLU: swiglu_row(ar, b + r * cols, yr, cols); break;
+      case Op::Glu: glu_row(n.act, ar, b + r * cols, yr, cols); break;
       case Op::Rope: rope_row(ar, yr, n.n_head, n.head_dim, n.rope, step_.positions[r], freq_factors); break;
       case Op::SelectRows: std::memcpy(yr, a + step_.output_rows[r] * in_cols, sizeof(float) * cols); break;
       default: break;
@@ -379,8 +381,10 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
   const float* q = value(g, n.in[0]);
   float* out = value(g, n.out);
   const int64_t max_len = kv_.config().max_seq_len;
+  const float scale = attention_scale(n);
   int64_t work = 0;  // positions read, times the head size
-  for (int64_t t = 0; t < rows; ++t) work += (step_.positions[t] + 1) * width;
+  for (int64_t t = 0; t < rows; ++t)
+    work += (step_.positions[t] + 1 - first_visible(n.window, step_.positions[t])) * width;
 
   if (!attention_tile_supported(n.head_dim)) {
     const int64_t tasks = rows * n.n_head;
@@ -393,12 +397,14 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
         const int64_t t = task / n.n_head;
         const int h = static_cast<int>(task % n.n_head);
         const int32_t pos = step_.positions[t];
+        const int32_t first = first_visible(n.window, pos);
         if (rows_for != t) {
-          for (int32_t j = 0; j <= pos; ++j) rows[j] = cache_row(t, j);
+          for (int32_t j = first; j <= pos; ++j) rows[j] = cache_row(t, j);
           rows_for = t;
         }
-        attention_head(kv_, n.layer, h / group, n.head_dim, q + t * width + static_cast<int64_t>(h) * n.head_dim,
-                       pos, rows, scores, out + t * width + static_cast<int64_t>(h) * n.head_dim);
+        attention_head(kv_, n.layer, h / group, n.head_dim, scale,
+                       q + t * width + static_cast<int64_t>(h) * n.head_dim, first, pos, rows, scores,
+                       out + t * width + static_cast<int64_t>(h) * n.head_dim);
       }
     });
     return;
@@ -416,10 +422,11 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
     t = e;
   }
   const int max_queries = static_cast<int>(tile_tokens) * group;
-  // Per thread: the tile's scratch (sized for the longest sequence), then its query pointers and positions.
+  // Per thread: the tile's scratch (sized for the longest sequence), then its
+  // query pointers, positions and first positions.
   const size_t tile_bytes =
       (attention_tile_scratch_bytes(n.head_dim, max_queries, static_cast<int32_t>(max_len - 1)) + 63) / 64 * 64;
-  const size_t per_thread = (tile_bytes + max_queries * (2 * sizeof(void*) + sizeof(int32_t)) + 63) / 64 * 64;
+  const size_t per_thread = (tile_bytes + max_queries * (2 * sizeof(void*) + 2 * sizeof(int32_t)) + 63) / 64 * 64;
   if (attention_scratch_.size() < per_thread * pool_.size()) attention_scratch_.resize(per_thread * pool_.size());
   const int64_t tasks = static_cast<int64_t>(attention_runs_.size()) * n.n_head_kv;
   std::atomic<int64_t> next{0};
@@ -428,24 +435,27 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
     auto** qs = reinterpret_cast<const float**>(scratch + tile_bytes);
     auto** outs = reinterpret_cast<float**>(scratch + tile_bytes + max_queries * sizeof(void*));
     auto* pos = reinterpret_cast<int32_t*>(outs + max_queries);
+    int32_t* first = pos + max_queries;
     int64_t* seq_rows = seq_rows_.as<int64_t>() + ith * max_len;
     int64_t rows_for = -1;  // the run whose sequence rows are in `seq_rows`
     for (int64_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) {
       const int64_t run = task / n.n_head_kv;
       const int kv_head = static_cast<int>(task % n.n_head_kv);
       const auto [t0, t1] = attention_runs_[run];
-      AttentionTile tile{n.layer, kv_head, n.head_dim, seq_rows, 0, qs, pos, outs};
-      int32_t last_pos = 0;
+      AttentionTile tile{n.layer, kv_head, n.head_dim, seq_rows, 0, qs, pos, outs, first, scale};
+      int32_t last_pos = 0, first_pos = INT32_MAX;
       for (int64_t t = t0; t < t1; ++t) {
         last_pos = std::max(last_pos, step_.positions[t]);
+        first_pos = std::min(first_pos, first_visible(n.window, step_.positions[t]));
         for (int h = kv_head * group; h < (kv_head + 1) * group; ++h) {
           qs[tile.n] = q + t * width + static_cast<int64_t>(h) * n.head_dim;
           outs[tile.n] = out + t * width + static_cast<int64_t>(h) * n.head_dim;
+          first[tile.n] = first_visible(n.window, step_.positions[t]);
           pos[tile.n++] = step_.positions[t];
         }
       }
       if (rows_for != run) {
-        for (int32_t j = 0; j <= last_pos; ++j) seq_rows[j] = cache_row(t0, j);
+        for (int32_t j = first_pos; j <= last_pos; ++j) seq_rows[j] = cache_row(t0, j);
         rows_for = run;
       }
       attention_tile(kv_, tile, scratch);

@@ -25,7 +25,7 @@ namespace {
 // The RMSNorm weight folded into a matmul node, or -1.
 int fused_norm(const Node& n) {
   if (n.op == Op::RmsNormMatMul) return n.aux[0];
-  if (n.op == Op::GateUpSwiGLU || n.op == Op::QkvRopeStore) return n.aux[0];
+  if (n.op == Op::GateUpGlu || n.op == Op::QkvRopeStore) return n.aux[0];
   return -1;
 }
 
@@ -37,7 +37,7 @@ bool can_emit(const Graph& g, const Node& w, const Twin& t) {
     case Op::MatMul:
     case Op::RmsNormMatMul:
     case Op::MatMulAdd:
-    case Op::GateUpSwiGLU: return true;
+    case Op::GateUpGlu: return true;
     // One block per head: its blocks of 32 columns must not straddle heads.
     case Op::Attention: return w.head_dim % 32 == 0;
     default: return false;

@@ -568,7 +568,7 @@ class CudaBackend : public graph::Backend {
         return add(
             make_launch(spec, rows, kargs::RowsArgs{.a = V(n.in[0]), .b = Vec(n.weight), .y = V(n.out), .n_rows = nr}));
       case Op::Add:
-      case Op::SwiGLU:
+      case Op::Glu:
         return add(
             make_launch(spec, rows, kargs::RowsArgs{.a = V(n.in[0]), .b = V(n.in[1]), .y = V(n.out), .n_rows = nr}));
       case Op::SelectRows:
@@ -610,7 +610,7 @@ class CudaBackend : public graph::Backend {
         // Prompt graphs: one-sequence tiles of rows on tensor cores (the split kernel skips them).
         return add(make_launch(specs.at(next_spec + 1), rows, args));
       }
-      case Op::GateUpSwiGLU:
+      case Op::GateUpGlu:
         return add(make_launch(spec, rows,
                                kargs::GateUpArgs{.gate = M(n.weight),
                                                  .up = M(n.aux[1]),

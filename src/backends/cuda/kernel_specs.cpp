@@ -112,7 +112,7 @@ static int unit_shape(TensorType t) {
 bool exact_gemm_fits(const graph::Graph& g, const Node& n) {
   if (!reads_q8(g, n)) return false;
   const auto& w = g.weights();
-  if (n.op == Op::GateUpSwiGLU) return unit_shape(w[n.weight].type) == unit_shape(w[n.aux[1]].type);
+  if (n.op == Op::GateUpGlu) return unit_shape(w[n.weight].type) == unit_shape(w[n.aux[1]].type);
   if (n.op == Op::QkvRopeStore) return n.head_dim % 64 == 0;
   return true;
 }
@@ -263,8 +263,20 @@ int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa) {
   return static_cast<int>(std::min<int64_t>(chunk, std::max(16, 8192 / std::max(gqa, 1))));
 }
 
+AttentionScores attention_scores(const Node& n) { return {n.scale, n.window}; }
+
+namespace {
+// The scores' factor as the kernels take it (SCALE, the `at`-th shape macro),
+// and the window when there is one.
+void add_scores(KernelSpec& s, size_t at, int head_dim, AttentionScores scores) {
+  const float scale = scores.scale != 0.0f ? scores.scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  s.defines.insert(s.defines.begin() + static_cast<std::ptrdiff_t>(at), {"SCALE", float_literal(scale)});
+  if (scores.window > 0) s.defines.push_back({"WINDOW", num(scores.window)});
+}
+}  // namespace
+
 KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx, int64_t block_size, int chunk,
-                          Emit emit, bool flash) {
+                          Emit emit, bool flash, AttentionScores scores) {
   RAYO_CHECK(head_dim > 0 && head_dim <= 256 && head_dim % 2 == 0, "head_dim ", head_dim,
              ": the attention kernel takes even head sizes up to 256");
   RAYO_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0, "bad GQA ratio");
@@ -277,10 +289,10 @@ KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx
                      {"N_HEAD_KV", num(n_head_kv)},
                      {"CHUNK", num(chunk)},
                      {"N_SPLITS", num(splits)},
-                     {"SCALE", float_literal(1.0f / std::sqrt(static_cast<float>(head_dim)))},
                      {"BLOCK_SIZE", num(block_size)},
                      {"EMIT_Q8", emit.q8 ? "1" : "0"},
                      {"FLASH", flash ? "1" : "0"}}};
+  add_scores(s, 5, head_dim, scores);
   set_launch(s, {static_cast<unsigned>(n_head_kv), static_cast<unsigned>(splits)}, 2, 1, 128);
   return s;
 }
@@ -299,7 +311,8 @@ int graph_attention_chunk(const graph::Graph& g, const Node& n, int64_t max_seq_
   return attention_chunk(max_seq_len, g.config().batch_invariant ? 1 : g.config().max_tokens, n.n_head / n.n_head_kv);
 }
 
-KernelSpec attention_prefill_spec(int n_head, int n_head_kv, int head_dim, int64_t block_size, Emit emit) {
+KernelSpec attention_prefill_spec(int n_head, int n_head_kv, int head_dim, int64_t block_size, Emit emit,
+                                  AttentionScores scores) {
   RAYO_CHECK(has_flash_kernel(n_head, n_head_kv, head_dim), "attention of ", n_head, "/", n_head_kv, " heads of ",
              head_dim, " has no tensor-core kernel");
   // Grid: (kv heads, tiles of kFlashTokens rows); a warp per query head of the group.
@@ -308,9 +321,9 @@ KernelSpec attention_prefill_spec(int n_head, int n_head_kv, int head_dim, int64
                     {{"HEAD_DIM", num(head_dim)},
                      {"N_HEAD", num(n_head)},
                      {"N_HEAD_KV", num(n_head_kv)},
-                     {"SCALE", float_literal(1.0f / std::sqrt(static_cast<float>(head_dim)))},
                      {"BLOCK_SIZE", num(block_size)},
                      {"EMIT_Q8", emit.q8 ? "1" : "0"}}};
+  add_scores(s, 3, head_dim, scores);
   set_launch(s, {static_cast<unsigned>(n_head_kv)}, 1, kFlashTokens, static_cast<unsigned>(32 * (n_head / n_head_kv)));
   return s;
 }
@@ -328,9 +341,15 @@ KernelSpec elementwise_spec(int64_t cols, Emit emit, const char* entry) {
   return s;
 }
 
-KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit, const char* entry) {
+KernelSpec with_activation(KernelSpec s, graph::Activation act) {
+  if (act == graph::Activation::GeluTanh) s.defines.push_back({"GELU", "1"});
+  return s;
+}
+
+KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit, const char* entry, float scale) {
   KernelSpec s{"dequant.cu", entry, {{"WTYPE", type_id(w)}, {"COLS", num(cols)}}};
   add_emit(s, emit);
+  if (scale != 1.0f && scale != 0.0f) s.defines.push_back({"EMBED_SCALE", float_literal(scale)});
   // embed: a block per token row; dequant_f16: 1024 blocks striding over the matrix.
   if (s.entry == "dequant_f16")
     set_launch(s, {1024}, -1, 1, 128);
@@ -367,7 +386,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
     case Op::Embed:
       if (!decodable(W(n.weight).type))
         fail("tensor '", W(n.weight).name, "' has type ", type_name(W(n.weight).type), ", which rayo cannot read");
-      specs.push_back(dequant_spec(W(n.weight).type, W(n.weight).cols, emit));
+      specs.push_back(dequant_spec(W(n.weight).type, W(n.weight).cols, emit, "embed", n.scale));
       return specs;
     case Op::RmsNorm: specs.push_back(rms_norm_spec(values[n.out].cols, n.group, n.eps)); return specs;
     case Op::MatMul:
@@ -381,7 +400,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       return specs;
     case Op::AddBias: specs.push_back(elementwise_spec(values[n.out].cols, emit, "add_bias")); return specs;
     case Op::Add: specs.push_back(elementwise_spec(values[n.out].cols, emit, "add")); return specs;
-    case Op::SwiGLU: specs.push_back(elementwise_spec(values[n.out].cols, emit, "swiglu")); return specs;
+    case Op::Glu: specs.push_back(with_activation(elementwise_spec(values[n.out].cols, emit, "swiglu"), n.act)); return specs;
     case Op::SelectRows: specs.push_back(elementwise_spec(values[n.out].cols, emit, "select_rows")); return specs;
     case Op::Rope: specs.push_back(rope_spec(n.n_head, n.head_dim, n.rope, n.rope.freq_factors >= 0)); return specs;
     case Op::KvStore:
@@ -390,13 +409,16 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
     case Op::Attention: {
       const bool flash = uses_flash_attention(g, n);
       specs.push_back(attention_spec(n.n_head, n.n_head_kv, n.head_dim, kv.max_seq_len, kv.block_size,
-                                     graph_attention_chunk(g, n, kv.max_seq_len), emit, flash));
-      if (flash) specs.push_back(attention_prefill_spec(n.n_head, n.n_head_kv, n.head_dim, kv.block_size, emit));
+                                     graph_attention_chunk(g, n, kv.max_seq_len), emit, flash, attention_scores(n)));
+      if (flash)
+        specs.push_back(
+            attention_prefill_spec(n.n_head, n.n_head_kv, n.head_dim, kv.block_size, emit, attention_scores(n)));
       return specs;
     }
-    case Op::GateUpSwiGLU:
-      specs.push_back(matmul(gemv_swiglu_spec(mm_type(n.weight), mm_type(n.aux[1]), W(n.weight).cols,
-                                              W(n.weight).rows, tt, norm_eps, emit)));
+    case Op::GateUpGlu:
+      specs.push_back(matmul(with_activation(
+          gemv_swiglu_spec(mm_type(n.weight), mm_type(n.aux[1]), W(n.weight).cols, W(n.weight).rows, tt, norm_eps, emit),
+          n.act)));
       return specs;
     case Op::QkvRopeStore: {
       QkvShape s;

@@ -143,15 +143,23 @@ struct QkvShape {
 KernelSpec qkv_rope_store_spec(const QkvShape& s, int tt);
 KernelSpec rope_spec(int n_head, int head_dim, const graph::RopeParams& rope, bool has_freq_factors);
 KernelSpec kv_store_spec(int64_t kv_width, int64_t block_size);
+// How an attention node scores: q·k times `scale` (0: 1/√head_dim) over the
+// last `window` positions (0: all) — graph::Node's scale and window.
+struct AttentionScores {
+  float scale = 0.0f;
+  int window = 0;
+};
+AttentionScores attention_scores(const graph::Node& n);
 // max_seq_len: the longest sequence; with chunk, the number of splits. With
 // flash, the rows of one-sequence tiles are left to attention_prefill_spec's
 // kernel, launched beside it.
 KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t max_seq_len, int64_t block_size, int chunk,
-                          Emit emit = {}, bool flash = false);
+                          Emit emit = {}, bool flash = false, AttentionScores scores = {});
 // Prompt attention on tensor cores (attention_prefill.cu), in tiles of
 // kFlashTokens rows of one sequence (common.cuh's FA_TOKENS).
 constexpr int64_t kFlashTokens = 16;
-KernelSpec attention_prefill_spec(int n_head, int n_head_kv, int head_dim, int64_t block_size, Emit emit = {});
+KernelSpec attention_prefill_spec(int n_head, int n_head_kv, int head_dim, int64_t block_size, Emit emit = {},
+                                  AttentionScores scores = {});
 // Whether attention node n of g runs on tensor cores too: prompt graphs (at
 // least kFlashTokens rows, not batch-invariant), head sizes that are multiples
 // of 16 up to 128, at most 8 query heads per kv head.
@@ -163,9 +171,12 @@ KernelSpec rms_norm_spec(int64_t cols, int group, float eps);
 // Row-wise ops (entry: add, add_bias, swiglu, select_rows); select_rows writes
 // the twin of its output (emit).
 KernelSpec elementwise_spec(int64_t cols, Emit emit = {}, const char* entry = "add");
-// embed (writing the twin of its rows), or with entry "dequant_f16" a whole
-// matrix (`rows` of them) to f16.
-KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit = {}, const char* entry = "embed");
+// A gate/up kernel (swiglu, gemv_swiglu, gemm_swiglu) with node n's activation:
+// GELU-tanh adds GELU=1 to its shape.
+KernelSpec with_activation(KernelSpec s, graph::Activation act);
+// embed (writing the twin of its rows, each multiplied by `scale`: Gemma's
+// √n_embd), or with entry "dequant_f16" a whole matrix (`rows` of them) to f16.
+KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit = {}, const char* entry = "embed", float scale = 1.0f);
 // The twin of f32 rows, for activations whose producer cannot write it.
 KernelSpec quantize_spec(int64_t cols, Emit emit);
 

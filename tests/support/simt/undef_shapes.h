@@ -48,6 +48,9 @@
 #undef TPP2
 #undef PPP
 #undef SWIGLU_ROWS
+#undef GELU
+#undef EMBED_SCALE
+#undef WINDOW
 #undef GEMM_EXACT
 #undef TILE_PAIRS
 #undef N_VOCAB

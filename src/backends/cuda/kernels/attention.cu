@@ -2,13 +2,14 @@
 // layer's f16 KV cache, split along the context (flash-decoding), so that a
 // decode step at a long context spreads over N_HEAD_KV * splits blocks and
 // reads the cache at the memory's bandwidth. Row t attends to positions
-// 0..positions[t] (read from device memory, so a captured graph stays valid).
+// lo..positions[t] (read from device memory, so a captured graph stays valid),
+// lo = 0, or positions[t] - WINDOW + 1 on a sliding-window layer.
 //
 // attention_split: block (g, s, t) handles the G = N_HEAD / N_HEAD_KV query
 // heads of kv head g (grouped-query attention: each key and value is read once
-// for the group) of row t, over positions [s*CHUNK, (s+1)*CHUNK) that are <=
-// positions[t]. Splits past the row's position exit at once; so the launch
-// shape depends only on the context length.
+// for the group) of row t, over positions [s*CHUNK, (s+1)*CHUNK) that are in
+// lo..positions[t]. Splits outside exit at once; so the launch shape depends
+// only on the context length.
 //   1. scores: TPP threads per position each load EPT halves of its key (one
 //      16-byte load for EPT = 8) and dot them with the G queries; the partial
 //      dots are summed across the TPP threads by shuffles; PPP positions per
@@ -19,7 +20,7 @@
 //      a warp, then across the warps in shared memory.
 //   It writes the partial result (m = max score, l = sum of exp(score - m),
 //   o[HEAD_DIM] = sum of exp(score - m) * v) of each head to `partial`.
-//   4. the last of the row's positions[t] / CHUNK + 1 splits of kv head g to
+//   4. the last of the row's positions[t] / CHUNK - lo / CHUNK + 1 splits of kv head g to
 //      finish (a counter per (row, kv head), counted after a memory fence, and
 //      set back to 0 by that block) merges them, in split order, CHUNK at a
 //      time through the score rows' shared memory, into the
@@ -28,8 +29,9 @@
 //      layer's attention is one launch.
 //
 // Shape macros: HEAD_DIM (a multiple of 2, up to 256), N_HEAD, N_HEAD_KV,
-// CHUNK, N_SPLITS (= ceil(max_seq_len / CHUNK)), SCALE (1/sqrt(HEAD_DIM) as a
-// float literal), BLOCK_SIZE (positions per KV cache block), EMIT_Q8, FLASH
+// CHUNK, N_SPLITS (= ceil(max_seq_len / CHUNK)), SCALE (the scores' factor,
+// 1/sqrt(HEAD_DIM) but for Gemma 3 27B, as a float literal), WINDOW (positions
+// a sliding-window layer sees; 0 or absent: all), BLOCK_SIZE (positions per KV cache block), EMIT_Q8, FLASH
 // (1: the rows of one-sequence tiles are attention_prefill.cu's, launched
 // beside this one, and skipped here).
 // Layouts: q and out [rows][N_HEAD * HEAD_DIM] f32; caches [cache rows][N_HEAD_KV
@@ -44,6 +46,9 @@
 #include "q8_act.cuh"
 
 #define ATT_THREADS 128
+#ifndef WINDOW
+#define WINDOW 0
+#endif
 #define ATT_WARPS (ATT_THREADS / WARP)
 #define KV_WIDTH (N_HEAD_KV * HEAD_DIM)
 #define PART (HEAD_DIM + 2)
@@ -86,20 +91,21 @@ __device__ __forceinline__ const float* head_partials(const float* partial, int 
   return partial + (static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS * PART;
 }
 
-// The G heads of kv head g of row t: the merge of their n_splits partials
-// (read past L1: other blocks wrote them) into `out` and its q8 twin. The
+// The G heads of kv head g of row t: the merge of their n_splits partials from
+// split s_lo on (read past L1: other blocks wrote them) into `out` and its q8
+// twin. The
 // splits' weights exp(m_s - M) go through `weight` (the score rows, free once
 // the split's own partials are written) CHUNK splits at a time, so that the
 // block's shared memory does not grow with the context: a weight per split
 // took 32 KB at GQA 8 and 1 024 splits, and passed the 48 KB static limit at
 // 512K positions.
 __device__ __forceinline__ void attention_merge(const float* partial, float (*weight)[CHUNK], float* out, i8* out_q,
-                                                float2* out_ds, int g, int t, int n_splits) {
+                                                float2* out_ds, int g, int t, int s_lo, int n_splits) {
   __shared__ float head_max[GQA], inv_l[GQA];
   const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
   // Each head's largest m_s, M, and 1 / sum(l_s * exp(m_s - M)), one warp per head.
   for (int h = warp; h < GQA; h += ATT_WARPS) {
-    const float* p = head_partials(partial, t, g, h);
+    const float* p = head_partials(partial, t, g, h) + static_cast<long long>(s_lo) * PART;
     float m = -INFINITY;
     for (int s = lane; s < n_splits; s += WARP) m = fmaxf(m, __ldcg(p + s * PART));
     m = warp_max(m);
@@ -120,7 +126,7 @@ RAYO_UNROLL
     const int n = n_splits - s0 < CHUNK ? n_splits - s0 : CHUNK;
     __syncthreads();  // head_max is written; the previous piece's weights are used
     for (int h = warp; h < GQA; h += ATT_WARPS) {
-      const float* p = head_partials(partial, t, g, h);
+      const float* p = head_partials(partial, t, g, h) + static_cast<long long>(s_lo) * PART;
       for (int s = lane; s < n; s += WARP) weight[h][s] = expf(__ldcg(p + (s0 + s) * PART) - head_max[h]);
     }
     __syncthreads();
@@ -129,7 +135,7 @@ RAYO_UNROLL
       const int x = tid + i * ATT_THREADS;
       if (x < GQA * HEAD_DIM) {
         const int h = x / HEAD_DIM, d = x % HEAD_DIM;
-        const float* p = head_partials(partial, t, g, h) + static_cast<long long>(s0) * PART + 2 + d;
+        const float* p = head_partials(partial, t, g, h) + static_cast<long long>(s_lo + s0) * PART + 2 + d;
         for (int s = 0; s < n; ++s) o[i] += __ldcg(p + s * PART) * weight[h][s];
       }
     }
@@ -156,9 +162,11 @@ attention(const AttentionArgs args) {
   // attention_prefill.cu's row:
   if (FLASH && fa_tile_here(args.kv.seq, t / FA_TOKENS * FA_TOKENS, *args.n_rows)) return;
   const int pos = args.kv.positions[t];
+  const int lo = WINDOW > 0 && pos >= WINDOW ? pos - WINDOW + 1 : 0;  // the first position the row sees
   const int begin = s * CHUNK;
-  if (begin > pos) return;
-  const int n = begin + CHUNK < pos + 1 ? CHUNK : pos + 1 - begin;  // positions of this split
+  if (begin > pos || begin + CHUNK <= lo) return;
+  const int first = begin > lo ? begin : lo;                           // this split's first position
+  const int n = (begin + CHUNK < pos + 1 ? begin + CHUNK : pos + 1) - first;  // and its count
   const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
   const int e = tid % TPP2, pg = tid / TPP2;  // slice of the head, position group
   const bool active = e < TPP;
@@ -189,7 +197,7 @@ RAYO_UNROLL
 RAYO_UNROLL
       for (int i = 0; i < EPT; ++i) kv[u][i] = 0.0f;
       if (active && j < n)
-        load_halves(args.k_cache + kv_row(table, 0, 0, begin + j, BLOCK_SIZE) * KV_WIDTH + head_off, kv[u]);
+        load_halves(args.k_cache + kv_row(table, 0, 0, first + j, BLOCK_SIZE) * KV_WIDTH + head_off, kv[u]);
     }
 RAYO_UNROLL
     for (int u = 0; u < kUnroll; ++u) {
@@ -238,7 +246,7 @@ RAYO_UNROLL
 RAYO_UNROLL
       for (int u = 0; u < kUnroll; ++u) {
         const int j = j0 + u * PPP;
-        if (j < n) load_halves(args.v_cache + kv_row(table, 0, 0, begin + j, BLOCK_SIZE) * KV_WIDTH + head_off, vv[u]);
+        if (j < n) load_halves(args.v_cache + kv_row(table, 0, 0, first + j, BLOCK_SIZE) * KV_WIDTH + head_off, vv[u]);
       }
 RAYO_UNROLL
       for (int u = 0; u < kUnroll; ++u) {
@@ -281,7 +289,7 @@ RAYO_UNROLL
   }
 
   // 4. The last split of the group to finish merges them all.
-  const int n_splits = pos / CHUNK + 1;
+  const int s_lo = lo / CHUNK, n_splits = pos / CHUNK + 1 - s_lo;
   __shared__ int last;
   __threadfence();  // this block's partials, visible before it is counted
   __syncthreads();
@@ -293,5 +301,5 @@ RAYO_UNROLL
   __syncthreads();
   if (!last) return;
   __threadfence();
-  attention_merge(args.partial, scores, args.out, args.out_q, args.out_ds, g, t, n_splits);
+  attention_merge(args.partial, scores, args.out, args.out_q, args.out_ds, g, t, s_lo, n_splits);
 }

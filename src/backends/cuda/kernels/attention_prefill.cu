@@ -14,7 +14,8 @@
 //   2. each warp computes its 16 x 32 scores S = Q K^T on tensor cores
 //      (mma.cuh: Q pre-scaled and rounded to f16 once, before the loop),
 //      masks the positions past each token's own (causality; a token of a
-//      chunk sees the whole cached prefix and the chunk up to itself),
+//      chunk sees the whole cached prefix and the chunk up to itself) and,
+//      on a sliding-window layer, those before its window;
 //   3. updates each row's running max m and sum l (online softmax), rescales
 //      its output accumulators by exp(m_old - m_new), and adds P V on tensor
 //      cores, P = exp(S - m) rounded to f16, taken straight from the score
@@ -23,7 +24,8 @@
 //
 // Shape macros: HEAD_DIM (a multiple of 16, at most 128: the output
 // accumulators, HEAD_DIM / 2 floats a lane, stay in registers), N_HEAD,
-// N_HEAD_KV, SCALE, BLOCK_SIZE, EMIT_Q8 (then HEAD_DIM % 32 == 0).
+// N_HEAD_KV, SCALE, BLOCK_SIZE, EMIT_Q8 (then HEAD_DIM % 32 == 0), WINDOW
+// (as attention.cu: positions a sliding-window layer sees; 0 or absent: all).
 // Layouts as attention.cu: q and out [rows][N_HEAD * HEAD_DIM] f32, caches
 // [cache rows][N_HEAD_KV * HEAD_DIM] f16, paged through block_table.
 // Grid: (N_HEAD_KV, ceil(max_rows / FA_TOKENS)); block GQA * 32 threads.
@@ -39,6 +41,12 @@
 #define FA_THREADS (GQA * WARP)
 #define FA_PAD 4  // words after each shared row, so that the fragment loads of 8 rows hit distinct banks
 #define FA_ROW (HEAD_DIM / 2 + FA_PAD)  // words (two halves each) of a shared row
+#ifndef WINDOW
+#define WINDOW 0
+#endif
+
+// The first position a token at pos sees (pos < 0: a row past the step, which sees none).
+__device__ __forceinline__ int fa_first_visible(int pos) { return WINDOW > 0 && pos >= WINDOW ? pos - WINDOW + 1 : 0; }
 
 static_assert(HEAD_DIM % 16 == 0 && HEAD_DIM <= 128, "head_dim: a multiple of 16, at most 128");
 static_assert(N_HEAD % N_HEAD_KV == 0 && GQA <= 8, "at most 8 query heads (warps) per kv head");
@@ -87,15 +95,21 @@ attention_prefill(const AttentionArgs args) {
   const int* table = args.kv.block_table + args.kv.seq[t0] * *args.kv.max_blocks;
 
   __shared__ FaTiles tiles;
-  __shared__ int last_pos;
+  __shared__ int last_pos, first_pos;
 
   // This lane's tokens (fragment rows gr and gr + 8): their positions, -1 past the step.
   const int pos_lo = gr < nt ? args.kv.positions[t0 + gr] : -1;
   const int pos_hi = gr + 8 < nt ? args.kv.positions[t0 + gr + 8] : -1;
+  const int lo_lo = fa_first_visible(pos_lo), lo_hi = fa_first_visible(pos_hi);
   if (tid == 0) {
-    int m = 0;
-    for (int i = 0; i < nt; ++i) m = args.kv.positions[t0 + i] > m ? args.kv.positions[t0 + i] : m;
+    int m = 0, f = 0x7fffffff;
+    for (int i = 0; i < nt; ++i) {
+      const int p = args.kv.positions[t0 + i];
+      m = p > m ? p : m;
+      f = fa_first_visible(p) < f ? fa_first_visible(p) : f;
+    }
     last_pos = m;
+    first_pos = f / FA_KEYS * FA_KEYS;  // the key tiles start at the tile holding the first position any row sees
   }
 
   // Q of this warp's head as A fragments, scaled, in f16.
@@ -122,11 +136,11 @@ RAYO_UNROLL
     for (int i = 0; i < 4; ++i) o[d][i] = 0.0f;
   float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
   __syncthreads();
-  const int end = last_pos + 1;
+  const int end = last_pos + 1, start = first_pos;
 
-  fa_stage_tile(tiles, 0, 0, end, args.k_cache, args.v_cache, table, g);
+  fa_stage_tile(tiles, 0, start, end, args.k_cache, args.v_cache, table, g);
   cp_async_commit();
-  for (int k0 = 0, stage = 0; k0 < end; k0 += FA_KEYS, stage ^= 1) {
+  for (int k0 = start, stage = 0; k0 < end; k0 += FA_KEYS, stage ^= 1) {
     // 1. The next tile's copies go out (into the stage the previous tile's
     //    products were done with); this tile's must have landed.
     __syncthreads();
@@ -150,7 +164,7 @@ RAYO_UNROLL
         mma_16816(s[nj], qa[st], b);
       }
     }
-    // Causality: position k0 + 8 nj + 2 tq (+1) against each row's own.
+    // Causality: position k0 + 8 nj + 2 tq (+1) against each row's own, and its window.
     float mx_lo = -INFINITY, mx_hi = -INFINITY;
 RAYO_UNROLL
     for (int nj = 0; nj < FA_KEYS / 8; ++nj)
@@ -158,7 +172,7 @@ RAYO_UNROLL
       for (int i = 0; i < 4; ++i) {
         const int j = k0 + 8 * nj + 2 * tq + (i & 1);
         const bool hi = i >= 2;
-        if (j > (hi ? pos_hi : pos_lo)) s[nj][i] = -INFINITY;
+        if (j > (hi ? pos_hi : pos_lo) || j < (hi ? lo_hi : lo_lo)) s[nj][i] = -INFINITY;
         if (hi)
           mx_hi = fmaxf(mx_hi, s[nj][i]);
         else

@@ -87,6 +87,19 @@ __device__ __forceinline__ T* offset(T* p, long long n) {
 }
 
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+// GELU with the tanh approximation, as x / (1 + e^(-2u)) = x/2 (1 + tanh u),
+// u = sqrt(2/pi) x (1 + 0.044715 x^2): the CPU backend's formula (ops.cpp).
+__device__ __forceinline__ float gelu_tanh(float x) {
+  return x / (1.0f + expf(-2.0f * 0.79788456080286535588f * x * (1.0f + 0.044715f * x * x)));
+}
+// The gate activation of a gated FFN (gemv_swiglu.cu, gemm_swiglu.cu,
+// elementwise.cu swiglu): SiLU, or GELU-tanh (Gemma's GeGLU) for kernels built
+// with GELU=1, which call gate_act<GELU != 0> (the macro is theirs: this file
+// is read once however many kernels an emulator test compiles).
+template <bool Gelu>
+__device__ __forceinline__ float gate_act(float x) {
+  return Gelu ? gelu_tanh(x) : silu(x);
+}
 
 // Unaligned little-endian loads: GGUF blocks of 18, 22, 34, ... bytes leave
 // their fields at any byte offset, so read bytes.

@@ -4,11 +4,15 @@
 // the row's q8 twin and statistics for the first layer's matmuls (q8_act.cuh).
 // dequant_f16: the whole matrix as f16 rows (for a quantized weight that shares
 // a fused node with float weights: the node then runs on the float path).
-// Shape macros: WTYPE, COLS, EMIT_Q8, EMIT_NORM, EMIT_SS (as gemv.cu).
+// Shape macros: WTYPE, COLS, EMIT_Q8, EMIT_NORM, EMIT_SS (as gemv.cu);
+// EMBED_SCALE (embed: the rows' multiplier, Gemma's sqrt(n_embd); default 1).
 // Grid: (max_rows) or (rows); block 128.
 #include "q8_act.cuh"
 
 #define EMBED_THREADS 128
+#ifndef EMBED_SCALE
+#define EMBED_SCALE 1.0f
+#endif
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EMBED_THREADS)
 embed(const EmbedArgs args) {
@@ -20,10 +24,11 @@ embed(const EmbedArgs args) {
     float v[8];
     load8<WTYPE>(row, g, v);
 RAYO_UNROLL
-    for (int i = 0; i < 8; ++i) out[8 * g + i] = v[i];
+    for (int i = 0; i < 8; ++i) out[8 * g + i] = v[i] * EMBED_SCALE;
   }
   if constexpr (COLS % 8 != 0)
-    for (int k = (COLS / 8) * 8 + threadIdx.x; k < COLS; k += EMBED_THREADS) out[k] = load1<WTYPE>(row, k);
+    for (int k = (COLS / 8) * 8 + threadIdx.x; k < COLS; k += EMBED_THREADS)
+      out[k] = load1<WTYPE>(row, k) * EMBED_SCALE;
   if (EMIT_Q8 || EMIT_SS) {
     __syncthreads();
     emit_twin_row<COLS, EMBED_THREADS, EMIT_NORM != 0>(

@@ -1,10 +1,13 @@
 // Row-wise elementwise ops on [rows][COLS] f32 matrices, rows < *n_rows.
-// Shape macros: COLS; EMIT_Q8, EMIT_NORM, EMIT_SS: what
+// Shape macros: COLS; GELU (swiglu's gate activation, common.cuh); EMIT_Q8, EMIT_NORM, EMIT_SS: what
 // select_rows writes of its output's twin for the logits matmul (q8_act.cuh,
 // as gemv.cu). Grid: (max_rows); block 256.
 #include "q8_act.cuh"
 
 #define EW_THREADS 256
+#ifndef GELU
+#define GELU 0
+#endif
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) add(const RowsArgs args) {
   const int t = blockIdx.x;
@@ -23,7 +26,7 @@ RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) swiglu(const RowsArgs args) {
   const int t = blockIdx.x;
   if (t >= *args.n_rows) return;
   for (int i = threadIdx.x; i < COLS; i += EW_THREADS)
-    args.y[t * COLS + i] = silu(args.a[t * COLS + i]) * args.b[t * COLS + i];
+    args.y[t * COLS + i] = gate_act<GELU != 0>(args.a[t * COLS + i]) * args.b[t * COLS + i];
 }
 
 // y[r] = x[rows[r]] for r < *n_rows (the rows that get logits), and y's twin.

@@ -1,5 +1,6 @@
 // gemv_swiglu.cu's product on tensor cores, for steps of many tokens:
-// y[t][r] = silu(Wg[r] . x[t]) * (Wu[r] . x[t]), and, when asked, y's q8 twin.
+// y[t][r] = act(Wg[r] . x[t]) * (Wu[r] . x[t]) (gate_act: SiLU or GELU-tanh), and,
+// when asked, y's q8 twin.
 // Same macros (TT unused), arguments, inputs and outputs as gemv_swiglu.cu;
 // quantized weights only. A tile holds 32 rows of each matrix (shared rows 0..31
 // gate, 32..63 up). Work split and shared memory: gemm.cuh.
@@ -8,6 +9,9 @@
 #include "gemm_namespace.cuh"
 
 #define SWIGLU_ROWS (GEMM_ROWS / 2)
+#ifndef GELU
+#define GELU 0
+#endif
 
 RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm_swiglu(const GateUpArgs args) {
@@ -41,7 +45,7 @@ gemm_swiglu(const GateUpArgs args) {
     float v = 0.0f;
     if (t < nt && row < ROWS) {
       const float inv = NORM && !kNormInSums ? sh.inv()[t] : 1.0f;
-      v = silu(out[t][r] * inv) * (out[t][SWIGLU_ROWS + r] * inv);
+      v = gate_act<GELU != 0>(out[t][r] * inv) * (out[t][SWIGLU_ROWS + r] * inv);
       args.y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
     }
     out[t][r] = v;

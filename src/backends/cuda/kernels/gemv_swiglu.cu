@@ -1,5 +1,6 @@
-// The fused feed-forward input: y[t][r] = silu(Wg[r] . x[t]) * (Wu[r] . x[t]),
-// and, when asked, y's q8 twin for the down projection (q8_act.cuh).
+// The fused feed-forward input: y[t][r] = act(Wg[r] . x[t]) * (Wu[r] . x[t]),
+// act SiLU or, with GELU=1, GELU-tanh (common.cuh: gate_act), and, when asked,
+// y's q8 twin for the down projection (q8_act.cuh).
 // Shape macros: WTYPE (gate format), WTYPE2 (up format; a Q4_K_M file may mix
 // two quantized formats, never a quantized and a float one), COLS, ROWS (n_ff),
 // TT, NORM, EPS, EMIT_Q8, EMIT_SS as in gemv.cu. Inputs and layouts as gemv.cu.
@@ -7,6 +8,10 @@
 // 1) for TT 1 (gemv.cuh); block GEMV_THREADS: each warp multiplies its 4 rows
 // of both matrices, their loads in flight together.
 #include "gemv.cuh"
+
+#ifndef GELU
+#define GELU 0
+#endif
 
 // Decode (TT = 1) runs two blocks per SM (at most 128 registers) where that
 // costs no spill (ptxas, sm_80 and sm_90): every pair but those holding Q3_K
@@ -39,7 +44,7 @@ RAYO_UNROLL
         if (t >= nt) continue;
         float v = 0.0f;
         if (row < ROWS) {
-          v = silu(g[r][t]) * u[r][t];
+          v = gate_act<GELU != 0>(g[r][t]) * u[r][t];
           args.y[(t0 + t) * static_cast<long long>(ROWS) + row] = v;
         }
         out[t][warp * GEMV_ROWS_PER_WARP + r] = v;
