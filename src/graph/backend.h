@@ -43,7 +43,16 @@ struct SampleRequest {
 // hold tokens of several sequences (continuous batching); token t belongs to
 // sequence seq[t], and position p of sequence s lives in cache block
 // block_table[s * max_blocks_per_seq + p / block_size], row p % block_size.
-// Attention of a token at position p reads positions 0..p of its own sequence.
+// Attention of a token at position p reads positions 0..p of its own sequence
+// (p - window + 1 .. p on a sliding-window layer).
+//
+// Sliding-window layers may keep only a ring of blocks per sequence, in a pool
+// of their own (KvCacheConfig::ring_blocks): sequence s's ring is blocks
+// ring_start[s] .. ring_start[s] + ring_blocks - 1 of that pool, and position p
+// lives in block ring_start[s] + (p / block_size) % ring_blocks, row
+// p % block_size. The ring must hold every position one step reads or writes
+// for a sequence (window + its tokens in the step - 1 of them); positions
+// before that are overwritten.
 struct StepInputs {
   std::span<const int32_t> tokens;       // n_tokens ids
   std::span<const int32_t> positions;    // n_tokens positions in their sequences
@@ -54,6 +63,7 @@ struct StepInputs {
   // One per output row to sample on the backend (see Backend::sampled), or
   // empty: the step's result is the logits.
   std::span<const SampleRequest> sample;
+  std::span<const int32_t> ring_start;  // n_seqs first blocks of the rings (when ring_blocks > 0)
 };
 
 enum class KvType { F16, F32 };
@@ -65,6 +75,18 @@ struct KvCacheConfig {
   int64_t n_blocks = 0;        // blocks in the pool
   int64_t max_seq_len = 0;     // longest sequence (sizes attention scratch)
   KvType type = KvType::F16;
+  // Sliding-window layers that keep only a ring of ring_blocks blocks per
+  // sequence (StepInputs above), in a pool of n_ring_blocks blocks; the other
+  // layers' pool is n_blocks. ring_blocks 0: every layer in the one pool.
+  std::vector<bool> ring_layers;  // per layer, or empty
+  int64_t ring_blocks = 0;
+  int64_t n_ring_blocks = 0;
+
+  bool in_ring(int layer) const {
+    return ring_blocks > 0 && layer >= 0 && static_cast<size_t>(layer) < ring_layers.size() && ring_layers[layer];
+  }
+  // Cache blocks of the pool holding `layer`.
+  int64_t blocks_of(int layer) const { return in_ring(layer) ? n_ring_blocks : n_blocks; }
 };
 
 // The memory a backend allocates from, when it has its own (a GPU's).

@@ -10,8 +10,9 @@ namespace rayo::runtime {
 
 uint64_t kv_block_bytes(const graph::KvCacheConfig& config) {
   const uint64_t element = config.type == graph::KvType::F16 ? 2 : 4;
-  return 2 * static_cast<uint64_t>(config.n_layers) * static_cast<uint64_t>(config.block_size) *
-         static_cast<uint64_t>(config.kv_width) * element;
+  uint64_t layers = 0;  // the layers whose blocks come from the pool (not the rings')
+  for (int l = 0; l < config.n_layers; ++l) layers += !config.in_ring(l);
+  return 2 * layers * static_cast<uint64_t>(config.block_size) * static_cast<uint64_t>(config.kv_width) * element;
 }
 
 int64_t kv_blocks_for_fraction(const graph::DeviceMemory& memory, double fraction, uint64_t pool_bytes,

@@ -9,7 +9,8 @@
 
 namespace rayo::runtime {
 
-// Bytes one block of `block_size` positions takes over all layers (K and V).
+// Bytes one block of `block_size` positions takes over all layers (K and V)
+// but those that keep rings instead (sliding-window layers, graph/backend.h).
 uint64_t kv_block_bytes(const graph::KvCacheConfig& config);
 
 // The blocks that fit once everything but the KV cache is allocated: `memory`

@@ -96,6 +96,7 @@ struct Scheduler::Sequence {
   std::shared_ptr<RequestStream> stream;
   std::vector<int32_t> blocks;  // block table, position order
   std::vector<uint64_t> chain;  // prefix-cache chain ids of its first whole prompt blocks
+  int64_t ring = -1;            // its ring slot for sliding-window layers while running (StepEngine::ring_start)
   int64_t max_positions = 0;    // the most it will ever hold in the cache
   int64_t n_past = 0;           // positions in the cache
   // Positions whose tokens are known before it decodes: the prompt, or after
@@ -133,8 +134,11 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
   if (o.n_blocks <= 0) o.n_blocks = o.max_seqs * max_blocks_per_seq_;
   // Sized from the GPU's memory: one context's pool while the graphs are
   // prepared (weights and arenas take their share first), then the rest.
+  // A running sequence writes at most a prompt chunk of positions in a step.
   engine_ = std::make_unique<StepEngine>(model_, o.backend, o.block_size,
-                                         o.kv_fraction > 0 ? max_blocks_per_seq_ : o.n_blocks, o.max_seq_len);
+                                         o.kv_fraction > 0 ? max_blocks_per_seq_ : o.n_blocks, o.max_seq_len,
+                                         RingShape{o.max_seqs, o.prefill_chunk});
+  for (int64_t r = o.max_seqs - 1; r >= 0; --r) free_rings_.push_back(r);
   graph::Backend& backend = engine_->backend();
   if (o.kv_fraction > 0 && !backend.device_memory())
     fail("--kv-fraction sizes the KV cache from a GPU's memory, but this server runs on the ", backend.name(),
@@ -150,7 +154,9 @@ Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions&
 
   allocator_ = std::make_unique<BlockAllocator>(o.n_blocks, o.block_size);
   stats_.blocks_total = o.n_blocks;
-  if (o.prefix_cache) {
+  // A prefix's blocks hold every layer's keys but the rings' (sliding-window
+  // layers keep only their window, per sequence): with rings, nothing is shared.
+  if (o.prefix_cache && !engine_->has_rings()) {
     prefix_ = std::make_unique<PrefixCache>(o.block_size);
     allocator_->on_evict([this](int32_t block) { prefix_->forget(block); });
   }
@@ -335,6 +341,8 @@ void Scheduler::admit() {
       s.admitted = true;
     }
     s.preempted = false;
+    s.ring = free_rings_.back();  // fewer than max_seqs run: one is free
+    free_rings_.pop_back();
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
   }
@@ -364,10 +372,11 @@ void Scheduler::step() {
   grow_or_preempt();
   if (running_.empty()) return;
 
-  std::vector<int32_t> tokens, positions, seq_index, outputs, table;
+  std::vector<int32_t> tokens, positions, seq_index, outputs, table, ring_start;
   std::vector<Sequence*> step_seqs, output_seqs;
   auto add_seq = [&](Sequence* s) {
     step_seqs.push_back(s);
+    ring_start.push_back(engine_->ring_start(s->ring));
     table.insert(table.end(), s->blocks.begin(), s->blocks.end());
     table.resize(step_seqs.size() * static_cast<size_t>(max_blocks_per_seq_), -1);
     return static_cast<int32_t>(step_seqs.size() - 1);
@@ -408,7 +417,8 @@ void Scheduler::step() {
   std::vector<Sampler*> samplers;
   for (Sequence* s : output_seqs) samplers.push_back(&s->sampler);
   graph::Executor& ex = bucket_for(static_cast<int64_t>(tokens.size()));
-  const StepRows rows{tokens, positions, seq_index, outputs, table, static_cast<int32_t>(max_blocks_per_seq_)};
+  const StepRows rows{tokens, positions, seq_index, outputs, table, static_cast<int32_t>(max_blocks_per_seq_),
+                      ring_start};
   const auto scheduled = Clock::now();
   const std::vector<int32_t> ids = engine_->run(ex, rows, samplers);
   const auto computed = Clock::now();
@@ -463,10 +473,16 @@ void Scheduler::grow_or_preempt() {
   stats_.running.store(static_cast<int64_t>(running_.size()));
 }
 
+void Scheduler::release_ring(Sequence& s) {
+  if (s.ring >= 0) free_rings_.push_back(s.ring);
+  s.ring = -1;
+}
+
 void Scheduler::preempt(Sequence& s) {
   allocator_->release(s.blocks);
   s.blocks.clear();
   s.chain.clear();
+  release_ring(s);
   // What it evaluated is recomputed on its return: the prompt and every
   // generated token but the pending one.
   if (!s.prefilling()) s.known = s.n_past;
@@ -546,6 +562,7 @@ void Scheduler::finish(Sequence& s, FinishReason reason, const std::string& erro
   }
   allocator_->release(s.blocks);
   s.blocks.clear();
+  release_ring(s);
   stats_.blocks_used.store(allocator_->n_used());
   stats_.blocks_cached.store(allocator_->n_idle_cached());
   if (!s.stream->cancelled() && error.empty()) ++stats_.finished;

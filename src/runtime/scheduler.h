@@ -170,6 +170,8 @@ class Scheduler {
   void grow_or_preempt();
   // Frees s's blocks; it is recomputed when admitted again.
   void preempt(Sequence& s);
+  // Gives s's ring slot back (sliding-window layers' rings).
+  void release_ring(Sequence& s);
   // Hands the token sampled for s to its stream (with logprobs from `logits`,
   // fetched only when the request asks for them) and decides what comes next.
   void deliver(Sequence& s, int32_t id, const std::function<std::span<const float>()>& logits);
@@ -186,6 +188,7 @@ class Scheduler {
   std::unique_ptr<class BlockAllocator> allocator_;
   std::unique_ptr<class PrefixCache> prefix_;  // null when prefix caching is off
   int64_t max_blocks_per_seq_ = 0;
+  std::vector<int64_t> free_rings_;  // ring slots of no running sequence (StepEngine::ring_start)
   BatchStats stats_;
 
   mutable std::mutex mutex_;

@@ -29,7 +29,8 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
     : model_(std::move(model)),
       options_(options),
       n_ctx_(context_length(options, model_->spec())),
-      engine_(model_, options.backend, kBlockSize, (n_ctx_ + kBlockSize - 1) / kBlockSize, n_ctx_) {
+      engine_(model_, options.backend, kBlockSize, (n_ctx_ + kBlockSize - 1) / kBlockSize, n_ctx_,
+              RingShape{1, std::min(options.n_batch, n_ctx_)}) {
   options_.n_batch = std::min(options.n_batch, n_ctx_);
   block_table_.resize(engine_.kv_config().n_blocks);
   std::iota(block_table_.begin(), block_table_.end(), 0);
@@ -105,11 +106,14 @@ int32_t Session::step(graph::Executor& ex, std::span<const int32_t> tokens, std:
                       Sampler* sampler) {
   std::vector<int32_t> positions(tokens.size()), seq(tokens.size(), 0);
   std::iota(positions.begin(), positions.end(), static_cast<int32_t>(n_past_));
-  const StepRows rows{tokens, positions, seq, outputs, block_table_, static_cast<int32_t>(block_table_.size())};
+  const int32_t ring_start = engine_.ring_start(0);
+  const StepRows rows{tokens, positions, seq, outputs, block_table_, static_cast<int32_t>(block_table_.size()),
+                      std::span<const int32_t>(&ring_start, 1)};
   Sampler* const samplers[] = {sampler};
   const auto ids = engine_.run(ex, rows, sampler ? std::span<Sampler* const>(samplers) : std::span<Sampler* const>());
   n_past_ += static_cast<int64_t>(tokens.size());
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+  if (engine_.has_rings()) ring_floor_ = std::max(ring_floor_, n_past_ - engine_.ring_positions());
   return ids.empty() ? -1 : ids[0];
 }
 
@@ -117,6 +121,17 @@ void Session::rewind(int64_t n) {
   if (n < 0 || n > n_past_) fail("cannot rewind to position ", n, " of ", n_past_);
   n_past_ = n;  // later positions are overwritten before they are read again
   tokens_.resize(static_cast<size_t>(n));
+  // The sliding-window layers' rings have dropped the window before n: the
+  // tokens so far are evaluated again (as llama.cpp does with its SWA cache).
+  const int64_t window = model_->spec().sliding_window;
+  if (engine_.has_rings() && n > 0 && std::max<int64_t>(0, n - window + 1) < ring_floor_) {
+    const std::vector<int32_t> kept = std::move(tokens_);
+    n_past_ = 0;
+    tokens_.clear();
+    ring_floor_ = 0;
+    eval(kept);
+  }
+  if (n == 0) ring_floor_ = 0;
 }
 
 size_t Session::keep_prefix(std::span<const int32_t> prompt) {

@@ -54,7 +54,9 @@ class Session {
   std::vector<float> eval_all(std::span<const int32_t> tokens);
 
   // Forgets positions n.. so that the next tokens continue from position n
-  // (reusing a common prompt prefix between chat turns).
+  // (reusing a common prompt prefix between chat turns). A model whose
+  // sliding-window layers keep rings evaluates the first n tokens again when
+  // its rings no longer hold the window before n.
   void rewind(int64_t n);
   // Keeps the cache for the longest prefix `prompt` shares with tokens(), but
   // leaves at least one prompt token to evaluate (for its logits); returns how
@@ -66,6 +68,8 @@ class Session {
   const graph::Executor& decode_executor();
   // The backend the session runs on (for its counters and measurements).
   graph::Backend& backend() { return engine_.backend(); }
+  // Its KV cache: pools, and the rings of sliding-window layers.
+  const graph::KvCacheConfig& kv_config() const { return engine_.kv_config(); }
 
  private:
   graph::Executor& executor(int64_t max_tokens, int64_t max_outputs);
@@ -85,6 +89,7 @@ class Session {
   std::vector<int32_t> block_table_;  // this sequence owns every block of the cache, in order
   int64_t n_past_ = 0;
   std::vector<int32_t> tokens_;  // the first n_past_ are in the cache
+  int64_t ring_floor_ = 0;       // the oldest position the rings still hold (when there are rings)
 };
 
 }  // namespace rayo::runtime

@@ -1,5 +1,6 @@
 #include "runtime/step_engine.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/error.h"
@@ -7,7 +8,7 @@
 namespace rayo::runtime {
 
 StepEngine::StepEngine(std::shared_ptr<const Model> model, const BackendChoice& choice, int64_t block_size,
-                       int64_t n_blocks, int64_t max_seq_len)
+                       int64_t n_blocks, int64_t max_seq_len, RingShape rings)
     : model_(std::move(model)), choice_(resolve(choice)) {
   backend_ = make_backend(choice_);
   const auto& spec = model_->spec();
@@ -17,6 +18,17 @@ StepEngine::StepEngine(std::shared_ptr<const Model> model, const BackendChoice& 
   kv_.n_blocks = n_blocks;
   kv_.max_seq_len = max_seq_len;
   kv_.type = choice_.kv_type;
+  // A ring holds every position a step reads or writes for its sequence: the
+  // window before its first token, and its tokens. Worth it when smaller than
+  // a whole context (Gemma 3: 512 or 1 024 positions of 32K-128K).
+  if (spec.sliding_window > 0 && rings.sequences > 0) {
+    const int64_t ring = (spec.sliding_window + std::max<int64_t>(rings.step_tokens, 1) - 1 + block_size - 1) / block_size;
+    if (ring < (max_seq_len + block_size - 1) / block_size) {
+      kv_.ring_blocks = ring;
+      kv_.n_ring_blocks = ring * rings.sequences;
+      for (uint32_t l = 0; l < spec.n_layers; ++l) kv_.ring_layers.push_back(spec.is_sliding(l));
+    }
+  }
   backend_->init_kv_cache(kv_);
 }
 
@@ -58,6 +70,8 @@ std::vector<int32_t> StepEngine::run(graph::Executor& ex, const StepRows& rows, 
   }
   graph::StepInputs in{rows.tokens, rows.positions, rows.outputs, rows.seq, rows.block_table, rows.max_blocks_per_seq};
   if (any) in.sample = requests;
+  in.ring_start = rows.ring_start;
+  RAYO_CHECK(!has_rings() || !rows.ring_start.empty(), "a step without the rings of the sliding-window layers");
   ex.run(in);
 
   std::vector<int32_t> ids(samplers.size(), -1);

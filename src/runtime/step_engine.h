@@ -40,14 +40,26 @@ struct StepRows {
   std::span<const int32_t> outputs;      // rows that produce an output, ascending
   std::span<const int32_t> block_table;  // n_seqs x max_blocks_per_seq block ids
   int32_t max_blocks_per_seq = 0;
+  std::span<const int32_t> ring_start;   // n_seqs first blocks of their rings (StepEngine::ring_start)
+};
+
+// The rings of a model's sliding-window layers (graph/backend.h): one per
+// sequence that may be in a step at once, each holding the window and the most
+// positions a sequence writes in one step. No sequences: no rings (every layer
+// keeps every position).
+struct RingShape {
+  int64_t sequences = 0;
+  int64_t step_tokens = 0;
 };
 
 class StepEngine {
  public:
   // A backend for `choice` with a KV cache of n_blocks blocks of block_size
   // positions, for sequences of up to max_seq_len positions.
+  // With `rings`, the model's sliding-window layers keep only a ring of
+  // blocks per sequence (when that is smaller than a whole context).
   StepEngine(std::shared_ptr<const Model> model, const BackendChoice& choice, int64_t block_size, int64_t n_blocks,
-             int64_t max_seq_len);
+             int64_t max_seq_len, RingShape rings = {});
   ~StepEngine();
   StepEngine(const StepEngine&) = delete;
   StepEngine& operator=(const StepEngine&) = delete;
@@ -58,6 +70,13 @@ class StepEngine {
   graph::Backend& backend() { return *backend_; }
   const graph::Backend& backend() const { return *backend_; }
   const graph::KvCacheConfig& kv_config() const { return kv_; }
+  // Whether sliding-window layers keep rings; ring `slot` (0 .. rings.sequences
+  // - 1) starts at ring_start(slot), for StepRows::ring_start.
+  bool has_rings() const { return kv_.ring_blocks > 0; }
+  int32_t ring_start(int64_t slot) const { return static_cast<int32_t>(slot * kv_.ring_blocks); }
+  // Positions a ring holds: a sequence may rewind to n only while n - window +
+  // 1 is not older than the last ring_positions() positions it wrote.
+  int64_t ring_positions() const { return kv_.ring_blocks * kv_.block_size; }
   // Re-allocates the KV cache with n_blocks blocks (its contents are lost).
   void resize_kv_cache(int64_t n_blocks);
 

@@ -24,6 +24,7 @@ class Batch {
       : engine_(engine), b_(b), per_seq_(per_seq), greedy_(runtime::SamplingParams{.temperature = 0.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f},
                                                           engine.model().spec().n_vocab) {
     for (int32_t i = 0; i < b * per_seq_; ++i) table_.push_back(i);
+    for (int s = 0; s < b; ++s) rings_.push_back(engine.ring_start(s));
     decode_ = &engine.graph(graph::GraphConfig{b, b});
   }
 
@@ -34,7 +35,7 @@ class Batch {
     for (int s = 0; s < b_; ++s) seq[s] = s;
     // Greedy draws keep no state: one sampler serves every row.
     const std::vector<runtime::Sampler*> samplers(b_, &greedy_);
-    const runtime::StepRows rows{tokens, positions, seq, seq, table_, static_cast<int32_t>(per_seq_)};
+    const runtime::StepRows rows{tokens, positions, seq, seq, table_, static_cast<int32_t>(per_seq_), rings_};
     tokens = engine_.run(*decode_, rows, samplers);
   }
 
@@ -44,6 +45,7 @@ class Batch {
   int64_t per_seq_;
   runtime::Sampler greedy_;
   std::vector<int32_t> table_;
+  std::vector<int32_t> rings_;  // sequence s's ring slot is s
   graph::Executor* decode_;
 };
 
@@ -59,7 +61,8 @@ std::vector<BatchedResult> bench_batched_decode(std::shared_ptr<const runtime::M
   // One backend and KV cache for the largest batch; a step graph per batch size.
   const int max_batch = *std::max_element(batches.begin(), batches.end());
   const int64_t max_seq_len = depth + n_gen + 1, per_seq = (max_seq_len + kBlock - 1) / kBlock;
-  runtime::StepEngine engine(model, choice, kBlock, max_batch * per_seq, max_seq_len);
+  runtime::StepEngine engine(model, choice, kBlock, max_batch * per_seq, max_seq_len,
+                             runtime::RingShape{max_batch, 1});
   std::mt19937 rng(42);
   const int64_t n_vocab = model->spec().n_vocab;
   for (int b : batches) {

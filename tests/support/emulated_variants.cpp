@@ -59,6 +59,18 @@ gguf::File open_emulated_model(const std::string& name) {
 
 cuda::KvShape emulated_kv_shape() { return cuda::KvShape{64, 16}; }
 
+graph::KvCacheConfig emulated_kv_config(const models::ModelSpec& spec, int64_t max_tokens) {
+  const cuda::KvShape shape = emulated_kv_shape();
+  graph::KvCacheConfig kv{static_cast<int>(spec.n_layers), spec.kv_dim(), shape.block_size, 5, shape.max_seq_len,
+                          graph::KvType::F16};
+  if (spec.sliding_window > 0) {
+    kv.ring_blocks = (spec.sliding_window + max_tokens - 1 + shape.block_size - 1) / shape.block_size;
+    kv.n_ring_blocks = kv.ring_blocks + kEmulatedRingStart;
+    for (uint32_t l = 0; l < spec.n_layers; ++l) kv.ring_layers.push_back(spec.is_sliding(l));
+  }
+  return kv;
+}
+
 std::vector<tools::KernelBenchCase> emulated_kernel_bench_cases() {
   std::vector<tools::KernelBenchCase> cases;
   for (TensorType t : {TensorType::Q4_K, TensorType::F16})
@@ -91,7 +103,7 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
     const auto spec = models::ModelSpec::from_gguf(file);
     auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{m.max_tokens, m.max_outputs, m.batch_invariant});
     graph::run_passes(g, graph::decoder_fusion_passes());
-    for (const auto& s : cuda::graph_kernel_specs(g, emulated_kv_shape()))
+    for (const auto& s : cuda::graph_kernel_specs(g, cuda::kv_shape(emulated_kv_config(spec, m.max_tokens))))
       if (seen.insert(s.key()).second) out.push_back(s);
   }
   for (const auto& c : emulated_kernel_bench_cases()) {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "gguf/file.h"
+#include "graph/backend.h"
+#include "models/model_spec.h"
 #include "tools/kernel_bench.h"
 #include "backends/cuda/kernel_specs.h"
 
@@ -31,6 +33,12 @@ const std::vector<EmulatedModel>& emulated_models();
 // model made in memory ("gemma3-...", support/synth_models.h).
 gguf::File open_emulated_model(const std::string& name);
 cuda::KvShape emulated_kv_shape();
+// The KV cache the backend test gives a model's graphs of max_tokens rows:
+// emulated_kv_shape's, and for sliding-window layers a ring for one sequence
+// (window + max_tokens - 1 positions) that starts at block 1 of a pool of
+// one block more (emulated_ring_start).
+graph::KvCacheConfig emulated_kv_config(const models::ModelSpec& spec, int64_t max_tokens);
+constexpr int32_t kEmulatedRingStart = 1;
 
 // The kernel benchmark's cases the backend test times (small shapes).
 std::vector<tools::KernelBenchCase> emulated_kernel_bench_cases();

@@ -89,6 +89,12 @@ gguf::File open_synth_model(const SynthModel& m) {
   return gguf::File::from_bytes(tools::synth_model_bytes(m.config, m.type, m.seed), m.name + ".gguf");
 }
 
+std::filesystem::path write_synth_model(const SynthModel& m, const std::filesystem::path& dir) {
+  const auto path = dir / (m.name + ".gguf");
+  tools::write_synth_model(m.config, m.type, m.seed, path.string());
+  return path;
+}
+
 bool make_synth_model(const std::string& args, const std::filesystem::path& dir, const std::string& file,
                       std::string* error) {
   const auto path = dir / file;

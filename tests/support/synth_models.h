@@ -34,6 +34,8 @@ std::vector<ReferenceModel> gemma3_reference_models();
 
 // The model's bytes, made in memory, opened.
 gguf::File open_synth_model(const SynthModel& m);
+// The model written to dir/NAME.gguf (tools::write_synth_model); returns the path.
+std::filesystem::path write_synth_model(const SynthModel& m, const std::filesystem::path& dir);
 
 // Writes `rayo synth <args> -o <dir>/<file>` with the rayo binary under test;
 // false, with the command's output in *error, when synth fails.

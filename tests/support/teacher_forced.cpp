@@ -21,7 +21,8 @@ double log_sum_exp(std::span<const float> row) {
 }  // namespace
 
 double check_teacher_forced(const std::string& name, graph::Executor& tested, int64_t max_tokens, graph::Executor& cpu,
-                            const std::vector<int32_t>& table, int n_tokens, const std::filesystem::path& reference) {
+                            const std::vector<int32_t>& table, int n_tokens, const std::filesystem::path& reference,
+                            const std::vector<int32_t>& ring_start) {
   const auto ref =
       load_reference(reference.empty() ? shared_path("reference/" + name + ".json").string() : reference.string());
   const auto& c = ref.cases.at(0);
@@ -38,7 +39,7 @@ double check_teacher_forced(const std::string& name, graph::Executor& tested, in
     const int n = std::min<int>(static_cast<int>(max_tokens), n_tokens - start);
     std::vector<int32_t> toks(tokens.begin() + start, tokens.begin() + start + n), pos(n), rows(n);
     for (int i = 0; i < n; ++i) pos[i] = start + i, rows[i] = i;
-    auto lt = tested.step({toks, pos, rows, std::span<const int32_t>(seq).first(n), table, max_blocks});
+    auto lt = tested.step({toks, pos, rows, std::span<const int32_t>(seq).first(n), table, max_blocks, {}, ring_start});
     const std::vector<float> logits(lt.begin(), lt.end());
     const size_t vocab = logits.size() / n;
     for (int i = 0; i < n; ++i) {
@@ -53,7 +54,8 @@ double check_teacher_forced(const std::string& name, graph::Executor& tested, in
         EXPECT_EQ(top, e.top[0].first) << name << " position " << p << ": argmax";
       }
       const int32_t out = 0;
-      auto lc = cpu.step({{&toks[i], 1}, {&p, 1}, {&out, 1}, std::span<const int32_t>(seq).first(1), table, max_blocks});
+      auto lc = cpu.step(
+          {{&toks[i], 1}, {&p, 1}, {&out, 1}, std::span<const int32_t>(seq).first(1), table, max_blocks, {}, ring_start});
       for (size_t k = 0; k < vocab; ++k) worst = std::max(worst, std::abs(static_cast<double>(lc[k]) - row[k]));
       EXPECT_GE(lc[top], *std::max_element(lc.begin(), lc.end()) - tol)
           << name << " position " << p << ": the argmax is no near-tie on the CPU backend";

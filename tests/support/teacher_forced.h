@@ -20,8 +20,9 @@
 namespace rayo::test {
 
 // `reference`: llama.cpp's outputs for the model; empty: shared/reference/MODEL.json.
+// `ring_start`: the sequence's ring, when the backends' KV caches keep rings.
 double check_teacher_forced(const std::string& model_name, graph::Executor& tested, int64_t max_tokens,
                             graph::Executor& cpu, const std::vector<int32_t>& block_table, int n_tokens,
-                            const std::filesystem::path& reference = {});
+                            const std::filesystem::path& reference = {}, const std::vector<int32_t>& ring_start = {});
 
 }  // namespace rayo::test

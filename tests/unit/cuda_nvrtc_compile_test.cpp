@@ -4,6 +4,7 @@
 // needs no GPU; the test skips only when NVRTC itself cannot be loaded.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,8 +13,13 @@
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/weight_layout.h"
 #include "common/error.h"
+#include "gguf/file.h"
+#include "graph/fusion_passes.h"
+#include "models/architecture.h"
+#include "models/model_spec.h"
 #include "support/nvrtc_compile.h"
 #include "support/paths.h"
+#include "tools/synth_model.h"
 
 namespace rayo::cuda {
 namespace {
@@ -55,6 +61,33 @@ TEST(CudaNvrtcCompile, Llama3_8bAndQwen25ShapesCompileForSm80AndSm90) {
     compile_all("llama3", decoder_kernel_specs(llama3_8b()), arch, done);
     compile_all("qwen2.5", decoder_kernel_specs(qwen25_1_5b()), arch, done);
   }
+}
+
+// Gemma 3 1B's kernels at its widths: GeGLU gate/up, embeddings times √1152,
+// attention of 256-wide heads over 512-position windows, kept in rings of
+// cache blocks, at a 32K context (decode and prompt graphs of two layers).
+TEST(CudaNvrtcCompile, Gemma3_1bShapesCompileForSm80AndSm90) {
+  RAYO_REQUIRE_NVRTC();
+  tools::SynthConfig c = tools::synth_preset("gemma3-1b");
+  c.n_layers = 2;
+  c.n_vocab = 512;
+  const gguf::File file = gguf::File::from_bytes(tools::synth_model_bytes(c, tools::SynthFileType::Q4_K_M, 1));
+  const auto spec = models::ModelSpec::from_gguf(file);
+  std::vector<KernelSpec> specs;
+  for (auto config : {graph::GraphConfig{1, 1}, graph::GraphConfig{64, 1}}) {
+    graph::Graph g = models::find_architecture(spec.arch).build(file, spec, config);
+    graph::run_passes(g, graph::decoder_fusion_passes());
+    const KvShape kv{32768, 16, (512 + config.max_tokens - 1 + 15) / 16, {true, true}};
+    for (auto& s : graph_kernel_specs(g, kv)) specs.push_back(s);
+  }
+  auto has = [&](const char* text) {
+    return std::any_of(specs.begin(), specs.end(), [&](const KernelSpec& s) { return s.key().find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("GELU=1"));
+  EXPECT_TRUE(has("WINDOW=512 RING_BLOCKS=32"));
+  EXPECT_TRUE(has("EMBED_SCALE="));
+  std::set<std::string> done;
+  for (const char* arch : {"sm_80", "sm_90"}) compile_all("gemma3-1b", specs, arch, done);
 }
 
 TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {

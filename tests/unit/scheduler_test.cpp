@@ -5,8 +5,10 @@
 #include <thread>
 
 #include "runtime/scheduler.h"
+#include "runtime/session.h"
 #include "support/paths.h"
 #include "support/reference.h"
+#include "support/synth_models.h"
 
 namespace rayo::runtime {
 namespace {
@@ -60,9 +62,11 @@ TEST(Scheduler, GreedyContinuationsMatchLlamaCpp) {
 // Temperature 0 (and seeded sampling) gives the same tokens whether a request
 // runs alone or beside 15 others, prompts being read in small chunks that mix
 // with other sequences' decode rows.
-void expect_batch_invariance(const std::string& model_name) {
-  const auto ref = test::load_reference(test::shared_path("reference/" + model_name + ".json").string());
-  auto model = load(model_name);
+void expect_batch_invariance(const std::string& model_name, std::shared_ptr<const Model> model = nullptr,
+                             std::filesystem::path reference = {}) {
+  if (reference.empty()) reference = test::shared_path("reference/" + model_name + ".json");
+  const auto ref = test::load_reference(reference.string());
+  if (!model) model = load(model_name);
   std::vector<test::ReferenceCase> cases;  // the short prompts keep the test quick
   for (const auto& c : ref.cases)
     if (c.tokens.size() <= 64) cases.push_back(c);
@@ -106,6 +110,36 @@ TEST(Scheduler, BatchInvariantOnAQuantizedModel) {
 TEST(Scheduler, BatchInvariantOnAQuantizedSynthModel) {
   RAYO_REQUIRE_SHARED();
   expect_batch_invariance("synth-llama-q4_k_m");
+}
+
+// Gemma 3's sliding-window layers keep a ring per running sequence (prompts
+// in chunks of 5, a window of 7): alone or beside 15 others, the tokens are
+// the same, and greedy ones are those of a session that keeps every position.
+TEST(Scheduler, SlidingWindowRingsPerSequence) {
+  const auto dir = test::temp_dir("scheduler-rings");
+  const auto& m = test::gemma3_synth_model("gemma3-odd-q8_0");
+  auto model = Model::load(test::write_synth_model(m, dir).string());
+  expect_batch_invariance(m.name, model, m.reference);
+  const auto ref = test::load_reference(m.reference.string());
+  SessionOptions so;
+  so.n_ctx = 512;
+  so.backend.n_threads = 1;
+  Scheduler s(model, opts(4, 512, 5));
+  for (const auto& c : ref.cases) {
+    Session session(model, so);
+    ASSERT_EQ(session.kv_config().ring_blocks, 0);
+    Sampler greedy_sampler(SamplingParams{.temperature = 0.0f}, model->spec().n_vocab);
+    std::vector<int32_t> want;
+    int32_t t = session.eval_sample(c.tokens, greedy_sampler);
+    for (int i = 0; i < 24; ++i) {
+      want.push_back(t);
+      t = session.eval_sample({&t, 1}, greedy_sampler);
+    }
+    Request r = greedy(c.tokens, 24);
+    r.ignore_eos = true;
+    EXPECT_EQ(ids(s.submit(r)->wait()), want) << c.prompt;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Scheduler, StopStringsCutTheTextAndFinishWithStop) {

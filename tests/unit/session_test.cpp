@@ -3,8 +3,10 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "runtime/kv_budget.h"
 #include "runtime/session.h"
 #include "support/paths.h"
+#include "support/synth_models.h"
 
 namespace rayo::runtime {
 namespace {
@@ -139,6 +141,44 @@ TEST(Session, KeepsTheCacheForTheSharedPrefixOfTheNextPrompt) {
   EXPECT_EQ(s.keep_prefix(turn2), turn2.size() - 1);
   EXPECT_EQ(s.keep_prefix({}), 0u);
   EXPECT_TRUE(s.tokens().empty());
+}
+
+// Gemma 3's sliding-window layers keep only a ring of blocks (the window and a
+// step's tokens) when that is smaller than the context: the logits are those of
+// a session that keeps every position, through prompts in small chunks, decode
+// steps, and rewinds the rings still cover and ones they no longer do.
+TEST(Session, SlidingWindowLayersKeepOnlyTheirWindow) {
+  const auto dir = test::temp_dir("session-rings");
+  auto model = Model::load(test::write_synth_model(test::gemma3_synth_model("gemma3-tiny-f32"), dir).string());
+  ASSERT_EQ(model->spec().sliding_window, 16u);
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < 100; ++i) tokens.push_back(6 + (i * 37 + 11) % 500);
+  Session ring(model, small(256, 4)), full(model, small(256, 256));
+  // A ring of ceil((16 + 4 - 1) / 16) = 2 blocks on 5 of the 6 layers; none when a step may write 256 positions.
+  EXPECT_EQ(ring.kv_config().ring_blocks, 2);
+  EXPECT_EQ(ring.kv_config().n_ring_blocks, 2);
+  EXPECT_EQ(full.kv_config().ring_blocks, 0);
+  EXPECT_EQ(6 * kv_block_bytes(ring.kv_config()), kv_block_bytes(full.kv_config()));
+
+  auto expect_same = [](std::span<const float> a, std::span<const float> b, const char* what) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << what << ": logit " << i;
+  };
+  const std::vector<float> all = ring.eval_all(tokens);
+  expect_same(all, full.eval_all(tokens), "prompt of 100 in steps of 4");
+  for (int32_t t : {7, 300, 42}) expect_same(ring.eval({&t, 1}), full.eval({&t, 1}), "decode");
+  // Back 3 positions: the rings still hold the window before it.
+  ring.rewind(ring.n_past() - 3);
+  full.rewind(full.n_past() - 3);
+  const std::vector<int32_t> more = {9, 10, 11, 12, 13};
+  expect_same(ring.eval(more), full.eval(more), "after a short rewind");
+  // Back to 60: positions 45..59 were overwritten; the session evaluates 0..59 again.
+  ring.rewind(60);
+  full.rewind(60);
+  EXPECT_EQ(ring.n_past(), 60);
+  EXPECT_TRUE(std::equal(ring.tokens().begin(), ring.tokens().end(), tokens.begin()));
+  expect_same(ring.eval(more), full.eval(more), "after a rewind past the rings");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Session, RejectsBadOptionsAndTokens) {

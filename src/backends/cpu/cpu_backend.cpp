@@ -185,20 +185,30 @@ void CpuBackend::begin_step(const Graph& graph, const graph::StepInputs& inputs)
   RAYO_CHECK(inputs.max_blocks_per_seq > 0, "no block table");
   const int64_t n_seqs = static_cast<int64_t>(inputs.block_table.size()) / inputs.max_blocks_per_seq;
   for (int32_t b : inputs.block_table) RAYO_CHECK(b >= -1 && b < kv.n_blocks, "block ", b, " outside the cache");
+  if (kv.ring_blocks > 0) {
+    RAYO_CHECK(static_cast<int64_t>(inputs.ring_start.size()) >= n_seqs, "one ring per sequence");
+    for (int64_t s = 0; s < n_seqs; ++s)
+      RAYO_CHECK(inputs.ring_start[s] >= 0 && inputs.ring_start[s] + kv.ring_blocks <= kv.n_ring_blocks, "ring ",
+                 inputs.ring_start[s], " outside the cache");
+  }
   current_ = &it->second;
   step_ = inputs;
   store_rows_.resize(n);
+  ring_rows_.resize(kv.ring_blocks > 0 ? n : 0);
   for (size_t t = 0; t < n; ++t) {
     const int32_t pos = inputs.positions[t];
     if (pos < 0 || pos >= kv.max_seq_len || pos / kv.block_size >= inputs.max_blocks_per_seq)
       fail("position ", pos, " is outside the context of ", kv.max_seq_len);
     RAYO_CHECK(inputs.seq[t] >= 0 && inputs.seq[t] < n_seqs, "sequence index ", inputs.seq[t]);
     store_rows_[t] = cache_row(static_cast<int64_t>(t), pos);
+    if (kv.ring_blocks > 0) ring_rows_[t] = cache_row(static_cast<int64_t>(t), pos, true);
   }
 }
 
-int64_t CpuBackend::cache_row(int64_t t, int32_t pos) const {
-  const int64_t block_size = kv_.config().block_size;
+int64_t CpuBackend::cache_row(int64_t t, int32_t pos, bool ring) const {
+  const auto& kv = kv_.config();
+  const int64_t block_size = kv.block_size;
+  if (ring) return (step_.ring_start[step_.seq[t]] + (pos / block_size) % kv.ring_blocks) * block_size + pos % block_size;
   const int32_t block = step_.block_table[step_.seq[t] * step_.max_blocks_per_seq + pos / block_size];
   RAYO_CHECK(block >= 0, "position ", pos, " has no cache block");
   return block * block_size + pos % block_size;
@@ -331,7 +341,7 @@ void CpuBackend::run_fused(const Graph& g, const Node& n) {
         }
         rope_row(qr, qr, n.n_head, n.head_dim, n.rope, step_.positions[r], freq_factors);
         rope_row(kr, kr, n.n_head_kv, n.head_dim, n.rope, step_.positions[r], freq_factors);
-        kv_.store(n.layer, store_rows_[r], kr, vr);
+        kv_.store(n.layer, store_row(r, n.layer), kr, vr);
       });
       return;
     }
@@ -371,7 +381,7 @@ void CpuBackend::run_kv_store(const Graph& g, const Node& n) {
   const float* v = value(g, n.in[1]);
   const int64_t rows = rows_of(g, n.in[0]);
   for_each_row(rows, rows * width,
-               [&](int64_t t) { kv_.store(n.layer, store_rows_[t], k + t * width, v + t * width); });
+               [&](int64_t t) { kv_.store(n.layer, store_row(t, n.layer), k + t * width, v + t * width); });
 }
 
 void CpuBackend::run_attention(const Graph& g, const Node& n) {
@@ -382,6 +392,7 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
   float* out = value(g, n.out);
   const int64_t max_len = kv_.config().max_seq_len;
   const float scale = attention_scale(n);
+  const bool ring = kv_.config().in_ring(n.layer);
   int64_t work = 0;  // positions read, times the head size
   for (int64_t t = 0; t < rows; ++t)
     work += (step_.positions[t] + 1 - first_visible(n.window, step_.positions[t])) * width;
@@ -399,7 +410,7 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
         const int32_t pos = step_.positions[t];
         const int32_t first = first_visible(n.window, pos);
         if (rows_for != t) {
-          for (int32_t j = first; j <= pos; ++j) rows[j] = cache_row(t, j);
+          for (int32_t j = first; j <= pos; ++j) rows[j] = cache_row(t, j, ring);
           rows_for = t;
         }
         attention_head(kv_, n.layer, h / group, n.head_dim, scale,
@@ -455,7 +466,7 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
         }
       }
       if (rows_for != run) {
-        for (int32_t j = first_pos; j <= last_pos; ++j) seq_rows[j] = cache_row(t0, j);
+        for (int32_t j = first_pos; j <= last_pos; ++j) seq_rows[j] = cache_row(t0, j, ring);
         rows_for = run;
       }
       attention_tile(kv_, tile, scratch);

@@ -69,11 +69,15 @@ class CpuBackend : public graph::Backend {
   ThreadPool inline_pool_;  // one thread: the caller, for work too small to share
   KvCache kv_;
   // Cache row of position `pos` of the sequence of token t in the current step.
-  int64_t cache_row(int64_t t, int32_t pos) const;
+  // The cache row of token t's position pos: in its sequence's blocks, or in
+  // its ring for a layer that keeps one (graph/backend.h).
+  int64_t cache_row(int64_t t, int32_t pos, bool ring = false) const;
 
   AlignedBuffer scores_;      // per thread: attention scores, max_seq_len floats
   AlignedBuffer seq_rows_;    // per thread: cache rows of a sequence, max_seq_len int64s
   std::vector<int64_t> store_rows_;  // cache row of each token of the step
+  std::vector<int64_t> ring_rows_;   // the same in the rings of sliding-window layers
+  int64_t store_row(int64_t t, int layer) const { return kv_.config().in_ring(layer) ? ring_rows_[t] : store_rows_[t]; }
   std::vector<std::pair<int64_t, int64_t>> attention_runs_;  // token ranges of one sequence, one tile each
   AlignedBuffer attention_scratch_;  // per thread: attention tile scratch and query pointers
   std::map<const void*, MatmulWeight> matmul_weights_;  // by data pointer: shared across graphs

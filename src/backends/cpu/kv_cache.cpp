@@ -12,16 +12,17 @@ void KvCache::init(const graph::KvCacheConfig& config) {
              "empty KV cache");
   config_ = config;
   row_bytes_ = static_cast<size_t>(config.kv_width) * (config.type == graph::KvType::F16 ? 2 : 4);
+  RAYO_CHECK(config.ring_blocks == 0 || config.n_ring_blocks >= config.ring_blocks, "KV ring pool smaller than a ring");
   layers_.clear();
   layers_.resize(config.n_layers);
-  for (auto& l : layers_) {
-    l.k.resize(row_bytes_ * n_rows());
-    l.v.resize(row_bytes_ * n_rows());
+  for (int l = 0; l < config.n_layers; ++l) {
+    layers_[l].k.resize(row_bytes_ * n_rows(l));
+    layers_[l].v.resize(row_bytes_ * n_rows(l));
   }
 }
 
 void KvCache::store(int layer, int64_t row, const float* k, const float* v) {
-  RAYO_CHECK(row >= 0 && row < n_rows(), "KV row ", row, " outside the cache of ", n_rows());
+  RAYO_CHECK(row >= 0 && row < n_rows(layer), "KV row ", row, " outside the cache of ", n_rows(layer));
   auto* kd = layers_[layer].k.data() + row * row_bytes_;
   auto* vd = layers_[layer].v.data() + row * row_bytes_;
   if (config_.type == graph::KvType::F16) {
@@ -33,6 +34,10 @@ void KvCache::store(int layer, int64_t row, const float* k, const float* v) {
   }
 }
 
-size_t KvCache::bytes() const { return 2 * row_bytes_ * n_rows() * layers_.size(); }
+size_t KvCache::bytes() const {
+  size_t rows = 0;
+  for (int l = 0; l < static_cast<int>(layers_.size()); ++l) rows += static_cast<size_t>(n_rows(l));
+  return 2 * row_bytes_ * rows;
+}
 
 }  // namespace rayo::cpu

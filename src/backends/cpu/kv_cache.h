@@ -1,6 +1,7 @@
 #pragma once
 // The CPU KV cache: for each layer, a pool of n_blocks * block_size rows of
-// rotated keys and of values, each row n_head_kv * head_dim values in f16
+// rotated keys and of values (n_ring_blocks * block_size for a sliding-window
+// layer that keeps a ring), each row n_head_kv * head_dim values in f16
 // (default, as llama.cpp) or f32. Which rows belong to which sequence is the
 // block tables' business (graph/backend.h); here a row is just an index.
 #include <cstdint>
@@ -17,7 +18,7 @@ class KvCache {
   const graph::KvCacheConfig& config() const { return config_; }
   bool empty() const { return layers_.empty(); }
 
-  int64_t n_rows() const { return config_.n_blocks * config_.block_size; }
+  int64_t n_rows(int layer) const { return config_.blocks_of(layer) * config_.block_size; }
 
   // Stores the k and v rows (kv_width floats each) at a cache row.
   void store(int layer, int64_t row, const float* k, const float* v);

@@ -51,9 +51,10 @@ constexpr int64_t kMaxSampledRows = 256;
 struct GraphState {
   DeviceBuffer arena;
   // The step block, ints, uploaded at once each step:
-  //   n_tokens, n_outputs, max_blocks_per_seq, 0, tokens[T], positions[T], output rows[O],
-  //   seq[T], sampling records[O][kSampleRecordInts], block_table[used], (padding to an
-  //   even int), penalty pairs[used][2]
+  //   n_tokens, n_outputs, max_blocks_per_seq, 1, tokens[T], positions[T], output rows[O],
+  //   seq[T], ring_start[T], sampling records[O][kSampleRecordInts], block_table[used],
+  //   (padding to an even int), penalty pairs[used][2]
+  // (the 1: the row length of the ring table, ring_start, graph/backend.h)
   // (T = max_tokens, O = max_outputs). The table and the pairs vary in length;
   // the pairs follow the used part of the table, and the records give their
   // places relative to the block's start.
@@ -130,13 +131,18 @@ class CudaBackend : public graph::Backend {
                "empty KV cache");
     if (kv_) {  // a new pool: only its size may change
       RAYO_CHECK(config.n_layers == kv_config_.n_layers && config.kv_width == kv_config_.kv_width &&
-                     config.block_size == kv_config_.block_size && config.max_seq_len == kv_config_.max_seq_len,
+                     config.block_size == kv_config_.block_size && config.max_seq_len == kv_config_.max_seq_len &&
+                     config.ring_blocks == kv_config_.ring_blocks && config.n_ring_blocks == kv_config_.n_ring_blocks &&
+                     config.ring_layers == kv_config_.ring_layers,
                  "the KV cache may only change its number of blocks");
       kv_ = DeviceBuffer();  // freed before the new one is allocated
     }
     kv_config_ = config;
-    layer_bytes_ = static_cast<size_t>(config.n_blocks * config.block_size * config.kv_width) * 2;
-    kv_ = ctx_.alloc(2 * layer_bytes_ * config.n_layers);
+    // Each layer's keys then values; a layer that keeps a ring has the ring pool's blocks.
+    layer_offsets_.assign(1, 0);
+    for (int l = 0; l < config.n_layers; ++l)
+      layer_offsets_.push_back(layer_offsets_.back() + 2 * layer_bytes(l));
+    kv_ = ctx_.alloc(layer_offsets_.back());
     check(ctx_.api().cuMemsetD8(kv_.ptr(), 0, kv_.bytes()), "clear the KV cache");
     // The launches recorded so far hold the old pool's addresses.
     for (auto& [g, s] : graphs_) record_launches(*g, s);
@@ -205,6 +211,13 @@ class CudaBackend : public graph::Backend {
     const size_t n = in.tokens.size();
     RAYO_CHECK(in.seq.size() == n, "one sequence index per token");
     RAYO_CHECK(in.max_blocks_per_seq > 0, "no block table");
+    if (kv_config_.ring_blocks > 0) {
+      RAYO_CHECK(in.ring_start.size() >= static_cast<size_t>(in.block_table.size() / in.max_blocks_per_seq) &&
+                     in.ring_start.size() <= static_cast<size_t>(cfg.max_tokens),
+                 "one ring per sequence");
+      for (int32_t r : in.ring_start)
+        RAYO_CHECK(r >= 0 && r + kv_config_.ring_blocks <= kv_config_.n_ring_blocks, "ring ", r, " outside the cache");
+    }
     if (static_cast<int64_t>(in.block_table.size()) > s.table_capacity)
       fail("the block table has ", in.block_table.size(), " entries, more than the ", s.table_capacity,
            " this graph was prepared for");
@@ -227,10 +240,12 @@ class CudaBackend : public graph::Backend {
     p[0] = static_cast<int32_t>(n);
     p[1] = static_cast<int32_t>(in.output_rows.size());
     p[2] = in.max_blocks_per_seq;
+    p[3] = 1;
     std::copy(in.tokens.begin(), in.tokens.end(), p + 4);
     std::copy(in.positions.begin(), in.positions.end(), p + 4 + T);
     std::copy(in.output_rows.begin(), in.output_rows.end(), p + 4 + 2 * T);
     std::copy(in.seq.begin(), in.seq.end(), p + 4 + 2 * T + O);
+    std::copy(in.ring_start.begin(), in.ring_start.end(), p + 4 + 3 * T + O);
     // Sampling records (all zero, "not sampled here", without requests), then
     // the used table, then the penalty pairs at an even int offset.
     const size_t records = records_at(g), table = records + O * kSampleRecordInts;
@@ -439,6 +454,7 @@ class CudaBackend : public graph::Backend {
   static CUdeviceptr n_tokens_ptr(const GraphState& s) { return s.step.ptr(); }
   static CUdeviceptr n_outputs_ptr(const GraphState& s) { return s.step.ptr() + 4; }
   static CUdeviceptr max_blocks_ptr(const GraphState& s) { return s.step.ptr() + 8; }
+  static CUdeviceptr one_ptr(const GraphState& s) { return s.step.ptr() + 12; }  // the ring table's row length
   static CUdeviceptr tokens_ptr(const GraphState& s) { return s.step.ptr() + 16; }
   static CUdeviceptr positions_ptr(const GraphState& s, const Graph& g) {
     return s.step.ptr() + 16 + 4 * g.config().max_tokens;
@@ -449,16 +465,23 @@ class CudaBackend : public graph::Backend {
   static CUdeviceptr seq_ptr(const GraphState& s, const Graph& g) {
     return s.step.ptr() + 16 + 8 * g.config().max_tokens + 4 * g.config().max_outputs;
   }
+  static CUdeviceptr ring_ptr(const GraphState& s, const Graph& g) {
+    return s.step.ptr() + 16 + 12 * g.config().max_tokens + 4 * g.config().max_outputs;
+  }
   // Where the sampling records start in the step block (ints), then the table.
-  static size_t records_at(const Graph& g) { return 4 + 3 * g.config().max_tokens + g.config().max_outputs; }
+  static size_t records_at(const Graph& g) { return 4 + 4 * g.config().max_tokens + g.config().max_outputs; }
   static CUdeviceptr table_ptr(const GraphState& s, const Graph& g) {
     return s.step.ptr() + 4 * (records_at(g) + g.config().max_outputs * kSampleRecordInts);
   }
   CUdeviceptr n_rows_ptr(const GraphState& s, const Graph& g, int value) const {
     return g.values()[value].rows == graph::RowSpace::Tokens ? n_tokens_ptr(s) : n_outputs_ptr(s);
   }
-  CUdeviceptr k_cache(int layer) const { return kv_.ptr() + 2 * layer_bytes_ * layer; }
-  CUdeviceptr v_cache(int layer) const { return kv_.ptr() + 2 * layer_bytes_ * layer + layer_bytes_; }
+  // Bytes of one layer's keys (or values).
+  size_t layer_bytes(int layer) const {
+    return static_cast<size_t>(kv_config_.blocks_of(layer) * kv_config_.block_size * kv_config_.kv_width) * 2;
+  }
+  CUdeviceptr k_cache(int layer) const { return kv_.ptr() + layer_offsets_[layer]; }
+  CUdeviceptr v_cache(int layer) const { return kv_.ptr() + layer_offsets_[layer] + layer_bytes(layer); }
 
   // Splits of an attention node's context (its kernels' N_SPLITS).
   int64_t attention_splits(const Graph& g, const Node& n) const {
@@ -508,15 +531,17 @@ class CudaBackend : public graph::Backend {
 
   std::vector<Launch> launches_for(const Graph& g, GraphState& s, const Node& n) {
     const int index = static_cast<int>(&n - g.nodes().data());
-    const auto specs = node_kernel_specs(g, n, KvShape{kv_config_.max_seq_len, kv_config_.block_size}, s.plan);
+    const auto specs = node_kernel_specs(g, n, kv_shape(kv_config_), s.plan);
     const auto& values = g.values();
     auto V = [&](int v) { return Dev{value_ptr(s, g, v)}; };
     const int64_t rows = n.out >= 0 ? g.max_rows(values[n.out]) : g.config().max_tokens;
     const Dev nr{n.out >= 0 ? n_rows_ptr(s, g, n.out) : n_tokens_ptr(s)};
+    // A layer that keeps a ring finds it through ring_start (one entry a sequence).
+    const bool ring = kv_config_.in_ring(n.layer);
     const kargs::KvPlaces kv{.positions = Dev{positions_ptr(s, g)},
                              .seq = Dev{seq_ptr(s, g)},
-                             .block_table = Dev{table_ptr(s, g)},
-                             .max_blocks = Dev{max_blocks_ptr(s)}};
+                             .block_table = Dev{ring ? ring_ptr(s, g) : table_ptr(s, g)},
+                             .max_blocks = Dev{ring ? one_ptr(s) : max_blocks_ptr(s)}};
     auto M = [&](int w) { return Dev{weight_ptr(g, w, matrix_use(g, n, w))}; };
     auto Vec = [&](int w) { return Dev{weight_ptr(g, w, WeightUse::Vector)}; };
     const TwinPtrs in = twin_ptrs(g, s, s.plan.input_twin[static_cast<size_t>(index)]);
@@ -685,7 +710,7 @@ class CudaBackend : public graph::Backend {
   KernelCache cache_;
   ModuleSet modules_;  // after the cache it loads for; unloaded after graphs_ and weights_ are gone
   graph::KvCacheConfig kv_config_;
-  size_t layer_bytes_ = 0;
+  std::vector<size_t> layer_offsets_;  // byte offset of each layer's keys in kv_, and the end
   DeviceBuffer kv_;
   std::map<std::pair<const void*, int>, DeviceWeight> weights_;
   std::map<const Graph*, GraphState> graphs_;

@@ -365,6 +365,16 @@ KernelSpec quantize_spec(int64_t cols, Emit emit) {
   return s;
 }
 
+KvShape kv_shape(const graph::KvCacheConfig& c) { return KvShape{c.max_seq_len, c.block_size, c.ring_blocks, c.ring_layers}; }
+
+namespace {
+// A store or attention kernel of a layer that keeps a ring reads it (kv_row, common.cuh).
+KernelSpec with_ring(KernelSpec s, const KvShape& kv, int layer) {
+  if (kv.in_ring(layer)) s.defines.push_back({"RING_BLOCKS", num(kv.ring_blocks)});
+  return s;
+}
+}  // namespace
+
 std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, const KvShape& kv,
                                           const ActivationPlan& plan) {
   const auto& values = g.values();
@@ -404,15 +414,18 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
     case Op::SelectRows: specs.push_back(elementwise_spec(values[n.out].cols, emit, "select_rows")); return specs;
     case Op::Rope: specs.push_back(rope_spec(n.n_head, n.head_dim, n.rope, n.rope.freq_factors >= 0)); return specs;
     case Op::KvStore:
-      specs.push_back(kv_store_spec(static_cast<int64_t>(n.n_head_kv) * n.head_dim, kv.block_size));
+      specs.push_back(with_ring(kv_store_spec(static_cast<int64_t>(n.n_head_kv) * n.head_dim, kv.block_size), kv, n.layer));
       return specs;
     case Op::Attention: {
       const bool flash = uses_flash_attention(g, n);
-      specs.push_back(attention_spec(n.n_head, n.n_head_kv, n.head_dim, kv.max_seq_len, kv.block_size,
-                                     graph_attention_chunk(g, n, kv.max_seq_len), emit, flash, attention_scores(n)));
+      specs.push_back(with_ring(attention_spec(n.n_head, n.n_head_kv, n.head_dim, kv.max_seq_len, kv.block_size,
+                                               graph_attention_chunk(g, n, kv.max_seq_len), emit, flash,
+                                               attention_scores(n)),
+                                kv, n.layer));
       if (flash)
-        specs.push_back(
-            attention_prefill_spec(n.n_head, n.n_head_kv, n.head_dim, kv.block_size, emit, attention_scores(n)));
+        specs.push_back(with_ring(
+            attention_prefill_spec(n.n_head, n.n_head_kv, n.head_dim, kv.block_size, emit, attention_scores(n)), kv,
+            n.layer));
       return specs;
     }
     case Op::GateUpGlu:
@@ -434,7 +447,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       s.bias = n.aux[3] >= 0;
       s.norm_eps = norm_eps;
       s.block_size = kv.block_size;
-      specs.push_back(matmul(qkv_rope_store_spec(s, tt)));
+      specs.push_back(with_ring(matmul(qkv_rope_store_spec(s, tt)), kv, n.layer));
       return specs;
     }
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cuda/activation_plan.h"
+#include "graph/backend.h"
 #include "graph/graph.h"
 
 namespace rayo::cuda {
@@ -184,7 +185,17 @@ KernelSpec quantize_spec(int64_t cols, Emit emit);
 struct KvShape {
   int64_t max_seq_len = 4096;
   int64_t block_size = 16;
+  // Sliding-window layers that keep a ring of ring_blocks blocks per sequence
+  // (graph::KvCacheConfig): their store and attention kernels get RING_BLOCKS.
+  int64_t ring_blocks = 0;
+  std::vector<bool> ring_layers = {};
+
+  bool in_ring(int layer) const {
+    return ring_blocks > 0 && layer >= 0 && static_cast<size_t>(layer) < ring_layers.size() && ring_layers[layer];
+  }
 };
+// The shape of a backend's KV cache config.
+KvShape kv_shape(const graph::KvCacheConfig& config);
 
 // The variants one node of a (fused) graph launches, given the graph's
 // activation plan: its own kernels, after the quantize launches of the twins it

@@ -51,6 +51,7 @@
 #undef GELU
 #undef EMBED_SCALE
 #undef WINDOW
+#undef RING_BLOCKS
 #undef GEMM_EXACT
 #undef TILE_PAIRS
 #undef N_VOCAB

@@ -46,6 +46,9 @@
 #include "q8_act.cuh"
 
 #define ATT_THREADS 128
+#ifndef RING_BLOCKS
+#define RING_BLOCKS 0  // a sliding-window layer's ring of cache blocks per sequence (kv_row, common.cuh)
+#endif
 #ifndef WINDOW
 #define WINDOW 0
 #endif
@@ -197,7 +200,8 @@ RAYO_UNROLL
 RAYO_UNROLL
       for (int i = 0; i < EPT; ++i) kv[u][i] = 0.0f;
       if (active && j < n)
-        load_halves(args.k_cache + kv_row(table, 0, 0, first + j, BLOCK_SIZE) * KV_WIDTH + head_off, kv[u]);
+        load_halves(args.k_cache + kv_row(table, 0, 0, first + j, BLOCK_SIZE, RING_BLOCKS) * KV_WIDTH + head_off,
+                    kv[u]);
     }
 RAYO_UNROLL
     for (int u = 0; u < kUnroll; ++u) {
@@ -246,7 +250,9 @@ RAYO_UNROLL
 RAYO_UNROLL
       for (int u = 0; u < kUnroll; ++u) {
         const int j = j0 + u * PPP;
-        if (j < n) load_halves(args.v_cache + kv_row(table, 0, 0, first + j, BLOCK_SIZE) * KV_WIDTH + head_off, vv[u]);
+        if (j < n)
+          load_halves(args.v_cache + kv_row(table, 0, 0, first + j, BLOCK_SIZE, RING_BLOCKS) * KV_WIDTH + head_off,
+                      vv[u]);
       }
 RAYO_UNROLL
       for (int u = 0; u < kUnroll; ++u) {

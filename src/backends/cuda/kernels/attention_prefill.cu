@@ -38,6 +38,9 @@
 #define GQA (N_HEAD / N_HEAD_KV)
 #define KV_WIDTH (N_HEAD_KV * HEAD_DIM)
 #define FA_KEYS 32
+#ifndef RING_BLOCKS
+#define RING_BLOCKS 0  // a sliding-window layer's ring of cache blocks per sequence (kv_row, common.cuh)
+#endif
 #define FA_THREADS (GQA * WARP)
 #define FA_PAD 4  // words after each shared row, so that the fragment loads of 8 rows hit distinct banks
 #define FA_ROW (HEAD_DIM / 2 + FA_PAD)  // words (two halves each) of a shared row
@@ -73,7 +76,7 @@ __device__ __forceinline__ void fa_stage_tile(FaTiles& tiles, int stage, int k0,
     u32* kd = &tiles.k[stage][j][4 * c];
     u32* vd = &tiles.v[stage][j][4 * c];
     if (k0 + j < end) {
-      const long long off = kv_row(table, 0, 0, k0 + j, BLOCK_SIZE) * KV_WIDTH + g * HEAD_DIM + 8 * c;
+      const long long off = kv_row(table, 0, 0, k0 + j, BLOCK_SIZE, RING_BLOCKS) * KV_WIDTH + g * HEAD_DIM + 8 * c;
       cp_async<16>(kd, k_cache + off);
       cp_async<16>(vd, v_cache + off);
     } else {

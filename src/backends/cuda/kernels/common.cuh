@@ -427,14 +427,21 @@ __device__ __forceinline__ float rope_angle(int pos, int i, float theta_scale, f
 
 // The paged KV cache (graph/backend.h): position pos of sequence seq lives in
 // cache row block_table[seq * max_blocks + pos / block_size] * block_size +
-// pos % block_size; a layer's cache is [rows][kv_width] halves.
-__device__ __forceinline__ long long kv_row(const int* block_table, int seq, int max_blocks, int pos, int block_size) {
-  return static_cast<long long>(block_table[seq * max_blocks + pos / block_size]) * block_size + pos % block_size;
+// pos % block_size; a layer's cache is [rows][kv_width] halves. A
+// sliding-window layer that keeps a ring of `ring` blocks per sequence
+// (KvCacheConfig::ring_blocks; the kernels' RING_BLOCKS) reads a table of
+// one entry per sequence (max_blocks 1), its ring's first block, and position
+// pos is in block block_table[seq] + (pos / block_size) % ring.
+__device__ __forceinline__ long long kv_row(const int* block_table, int seq, int max_blocks, int pos, int block_size,
+                                            int ring = 0) {
+  const int b = pos / block_size;
+  const int block = ring > 0 ? block_table[seq * max_blocks] + b % ring : block_table[seq * max_blocks + b];
+  return static_cast<long long>(block) * block_size + pos % block_size;
 }
 // The cache row of token row t's position pos, in its sequence's table (kv by
 // value, as twin_row's `out`: no copy of the kernel's argument to local memory).
-__device__ __forceinline__ long long kv_row(KvPlaces kv, int t, int pos, int block_size) {
-  return kv_row(kv.block_table, kv.seq[t], *kv.max_blocks, pos, block_size);
+__device__ __forceinline__ long long kv_row(KvPlaces kv, int t, int pos, int block_size, int ring = 0) {
+  return kv_row(kv.block_table, kv.seq[t], *kv.max_blocks, pos, block_size, ring);
 }
 
 // Prompt attention on tensor cores (attention_prefill.cu) takes a step's rows in

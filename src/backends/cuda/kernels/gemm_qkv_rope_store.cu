@@ -9,6 +9,9 @@
 // Grid: (ceil(max_rows / GEMM_TOKENS), ceil(QKV_PAIRS / 32)); block GEMM_THREADS.
 #include "gemm.cuh"
 #include "gemm_namespace.cuh"
+#ifndef RING_BLOCKS
+#define RING_BLOCKS 0  // a sliding-window layer's ring of cache blocks per sequence (kv_row, common.cuh)
+#endif
 
 #define Q_PAIRS (N_HEAD * HEAD_DIM / 2)
 #define KV_PAIRS (N_HEAD_KV * HEAD_DIM / 2)
@@ -103,7 +106,7 @@ gemm_qkv_rope_store(const QkvArgs args) {
       q[qp.r1] = x1;
     } else {
       u16* cache = qp.which == 1 ? args.k_cache : args.v_cache;
-      const long long row = kv_row(args.kv, t0 + t, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
+      const long long row = kv_row(args.kv, t0 + t, pos, BLOCK_SIZE, RING_BLOCKS) * (N_HEAD_KV * HEAD_DIM);
       cache[row + qp.r0] = f2h(x0);
       cache[row + qp.r1] = f2h(x1);
     }

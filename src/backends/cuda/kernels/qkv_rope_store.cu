@@ -17,6 +17,9 @@
 // Grid: (ceil(max_rows / TT), ceil(QKV_PAIRS / (2 * GEMV_WARPS))), the rows on x
 // for TT 1 (gemv.cuh); block GEMV_THREADS.
 #include "gemv.cuh"
+#ifndef RING_BLOCKS
+#define RING_BLOCKS 0  // a sliding-window layer's ring of cache blocks per sequence (kv_row, common.cuh)
+#endif
 
 #define Q_PAIRS (N_HEAD * HEAD_DIM / 2)
 #define KV_PAIRS (N_HEAD_KV * HEAD_DIM / 2)
@@ -104,7 +107,7 @@ RAYO_UNROLL
     for (int r = 0; r < 4; ++r) args.q_out[(t0 + t) * static_cast<long long>(N_HEAD * HEAD_DIM) + rows[r]] = v[r];
   } else {
     u16* cache = which == 1 ? args.k_cache : args.v_cache;
-    const long long row = kv_row(args.kv, t0 + t, pos, BLOCK_SIZE) * (N_HEAD_KV * HEAD_DIM);
+    const long long row = kv_row(args.kv, t0 + t, pos, BLOCK_SIZE, RING_BLOCKS) * (N_HEAD_KV * HEAD_DIM);
 RAYO_UNROLL
     for (int r = 0; r < 4; ++r) cache[row + rows[r]] = f2h(v[r]);
   }
