@@ -9,6 +9,7 @@
 #include "common/half.h"
 #include "quant/blocks.h"
 #include "quant/k_scales.h"
+#include "tokenizer/chat_template.h"
 
 namespace rayo::tools {
 
@@ -318,49 +319,6 @@ constexpr std::string_view kChatMlTemplate =
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
     "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
-// Gemma 3's own template (google/gemma-3-*-it): a system message is folded
-// into the first user turn, the assistant's role is "model".
-constexpr std::string_view kGemma3Template =
-    "{{ bos_token }}\n"
-    "{%- if messages[0]['role'] == 'system' -%}\n"
-    "    {%- if messages[0]['content'] is string -%}\n"
-    "        {%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}\n"
-    "    {%- else -%}\n"
-    "        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\n\n' -%}\n"
-    "    {%- endif -%}\n"
-    "    {%- set loop_messages = messages[1:] -%}\n"
-    "{%- else -%}\n"
-    "    {%- set first_user_prefix = \"\" -%}\n"
-    "    {%- set loop_messages = messages -%}\n"
-    "{%- endif -%}\n"
-    "{%- for message in loop_messages -%}\n"
-    "    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}\n"
-    "        {{ raise_exception(\"Conversation roles must alternate user/assistant/user/assistant/...\") }}\n"
-    "    {%- endif -%}\n"
-    "    {%- if (message['role'] == 'assistant') -%}\n"
-    "        {%- set role = \"model\" -%}\n"
-    "    {%- else -%}\n"
-    "        {%- set role = message['role'] -%}\n"
-    "    {%- endif -%}\n"
-    "    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}\n"
-    "    {%- if message['content'] is string -%}\n"
-    "        {{ message['content'] | trim }}\n"
-    "    {%- elif message['content'] is iterable -%}\n"
-    "        {%- for item in message['content'] -%}\n"
-    "            {%- if item['type'] == 'image' -%}\n"
-    "                {{ '<start_of_image>' }}\n"
-    "            {%- elif item['type'] == 'text' -%}\n"
-    "                {{ item['text'] | trim }}\n"
-    "            {%- endif -%}\n"
-    "        {%- endfor -%}\n"
-    "    {%- else -%}\n"
-    "        {{ raise_exception(\"Invalid content type\") }}\n"
-    "    {%- endif -%}\n"
-    "    {{ '<end_of_turn>\n' }}\n"
-    "{%- endfor -%}\n"
-    "{%- if add_generation_prompt -%}\n"
-    "    {{'<start_of_turn>model\n'}}\n"
-    "{%- endif -%}\n";
 
 }  // namespace
 
@@ -423,8 +381,10 @@ gguf::Writer synth_writer(const SynthConfig& c, SynthFileType ftype) {
   w.add_u32("tokenizer.ggml.unknown_token_id", v.unk);
   w.add_bool("tokenizer.ggml.add_bos_token", a == "llama" || a == "gemma3");
   w.add_bool("tokenizer.ggml.add_eos_token", false);
+  // llama.cpp's converter writes this for Gemma 3's SentencePiece vocabulary.
+  if (a == "gemma3") w.add_bool("tokenizer.ggml.add_space_prefix", false);
   if (v.im_end) w.add_string("tokenizer.chat_template", kChatMlTemplate);
-  if (v.start_of_turn) w.add_string("tokenizer.chat_template", kGemma3Template);
+  if (v.start_of_turn) w.add_string("tokenizer.chat_template", tokenizer::default_chat_template("gemma3").source);
 
   const bool has_output = !c.tied_output;
   auto tensor = [&](const std::string& name, std::vector<uint64_t> ne, uint32_t layer) {

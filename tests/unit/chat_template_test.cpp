@@ -68,6 +68,25 @@ TEST(ChatTemplate, DefaultLlama2ForLlama) {
             "<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello </s><s>[INST] Part A B [/INST]");
 }
 
+// Gemma 3's template (the default for gemma3 files without one, and what
+// `rayo synth --arch gemma3` writes), rendered as Hugging Face renders it: the
+// system message opens the first user turn, the assistant is "model", text
+// parts are trimmed and images marked.
+TEST(ChatTemplate, Gemma3FoldsTheSystemMessageIntoTheFirstTurn) {
+  auto d = default_chat_template("gemma3");
+  EXPECT_EQ(d.name, "gemma");
+  ChatTemplateOptions options;
+  options.bos_token = "<bos>";
+  EXPECT_EQ(apply_chat_template(d.source, kConversation, options),
+            "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello<end_of_turn>\n"
+            "<start_of_turn>user\nPart A<start_of_image>B<end_of_turn>\n<start_of_turn>model\n");
+  options.add_generation_prompt = false;
+  EXPECT_EQ(apply_chat_template(d.source, ordered_json::parse(R"([{"role": "user", "content": " x "}])"), options),
+            "<bos><start_of_turn>user\nx<end_of_turn>\n");
+  EXPECT_THROW(apply_chat_template(d.source, ordered_json::parse(R"([{"role": "assistant", "content": "x"}])"), options),
+               Error);
+}
+
 TEST(ChatTemplate, RejectsConversationsThatAreNotLists) {
   ChatTemplateOptions options;
   for (const char* bad : {R"({"role": "user"})", R"("text")", R"([1, 2])", "null"}) {

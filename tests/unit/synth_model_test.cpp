@@ -9,9 +9,10 @@
 #include "gguf/file.h"
 #include "gguf/summary.h"
 #include "models/model_spec.h"
-#include "tools/synth_model.h"
 #include "quant/dequantize.h"
 #include "support/paths.h"
+#include "tokenizer/tokenizer.h"
+#include "tools/synth_model.h"
 
 namespace rayo::tools {
 namespace {
@@ -263,6 +264,13 @@ TEST(Synth, Gemma3HasItsShapesTensorsAndTokens) {
   EXPECT_EQ(f.get<uint32_t>("tokenizer.ggml.bos_token_id"), 2u);
   EXPECT_TRUE(f.get<bool>("tokenizer.ggml.add_bos_token"));
   EXPECT_NE(f.get<std::string_view>("tokenizer.chat_template").find("<start_of_turn>model"), std::string_view::npos);
+  EXPECT_FALSE(f.get<bool>("tokenizer.ggml.add_space_prefix"));  // as llama.cpp's converter writes Gemma 3's
+  // A turn ends generation at <end_of_turn>, as at <eos>; the turn markers are single tokens.
+  const auto tok = tokenizer::Tokenizer::from_gguf(f);
+  EXPECT_TRUE(tok.is_eog(5));
+  EXPECT_TRUE(tok.is_eog(1));
+  EXPECT_FALSE(tok.is_eog(4));
+  EXPECT_EQ(tok.encode("<start_of_turn>user\nhi<end_of_turn>", false, true).front(), 4);
 }
 
 std::string error_of(const std::function<void()>& f) {
@@ -319,6 +327,32 @@ TEST(Synth, CommandWritesAFileInspectReads) {
   const auto bad = test::run_command(test::rayo_binary().string() + " synth --type q9 -o " + path);
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("rayo: error: unknown type 'q9'"), std::string::npos) << bad.output;
+  std::filesystem::remove_all(dir);
+}
+
+// rayo inspect on a Gemma 3 file: the window, which layers slide, both rope
+// bases and the scaling; --json lists the sliding layers. Options that only
+// Gemma 3 has are refused for other architectures.
+TEST(Synth, InspectShowsGemma3Windows) {
+  const auto dir = test::temp_dir("synth-gemma3");
+  const std::string path = (dir / "g.gguf").string();
+  const std::string rayo = test::rayo_binary().string();
+  auto r = test::run_command(rayo + " synth --arch gemma3 --layers 7 --window 24 --rope-base-swa 20000 --rope-scaling 8 "
+                                    "--type q8_0 -o " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = test::run_command(rayo + " inspect " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line : {"attention.sliding_window           24 positions",
+                           "attention.sliding_window_pattern   6 (6 of 7 layers sliding)",
+                           "rope.freq_base_swa                 20000", "rope.freq_base                     1e+06",
+                           "rope.scaling.factor                8 (linear)", "FFN gate activation                GELU (tanh)"})
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  r = test::run_command(rayo + " inspect --json " + path, false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(R"("sliding_layers":[0,1,2,3,4,6])"), std::string::npos) << r.output;
+  r = test::run_command(rayo + " synth --arch qwen3 --window 8 -o " + path);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("are for --arch gemma3"), std::string::npos) << r.output;
   std::filesystem::remove_all(dir);
 }
 
