@@ -22,6 +22,15 @@ std::string real_model_absent() {
   return "real model not found at " + path.string() + " (scripts/install-deps.sh fetches it with scripts/fetch-models.sh)";
 }
 
+std::filesystem::path real_whisper_dir() { return real_model_path().parent_path() / "whisper-tiny.en"; }
+
+std::string real_whisper_absent() {
+  const auto path = real_whisper_dir() / "model.bin";
+  if (std::filesystem::is_regular_file(path)) return {};
+  return "Whisper tiny.en not found at " + path.string() +
+         " (scripts/install-deps.sh fetches it with scripts/fetch-models.sh)";
+}
+
 std::vector<ReferenceModel> real_reference_models() {
   const auto dir = real_model_path().parent_path();
   return {{"SmolLM2-135M-Instruct-Q4_1-plain", real_model_data("reference-plain.json"), dir, real_model_absent(),

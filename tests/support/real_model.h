@@ -23,6 +23,11 @@ std::string real_model_absent();
 // conversations rendered with the model's chat template.
 std::vector<ReferenceModel> real_reference_models();
 
+// The real Whisper tiny.en, in CTranslate2's format (scripts/fetch-models.sh:
+// whisper-tiny.en/ under the same cache), and why it is absent when it is.
+std::filesystem::path real_whisper_dir();
+std::string real_whisper_absent();
+
 // Skips the calling test, saying why, when the real model was not fetched.
 #define RAYO_REQUIRE_REAL_MODEL()                                                             \
   do {                                                                                        \
