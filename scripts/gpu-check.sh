@@ -8,10 +8,11 @@
 # At run time rayo opens libcuda.so.1 (the driver) and libnvrtc (from
 # /usr/local/cuda/lib64, $CUDA_HOME/lib64 or pip's nvidia/cuda_nvrtc). The
 # static runtime takes libstdc++ out of rayo itself, but the Debian libraries
-# it links stay shared: `ldd build/rayo` lists them (libpcre2-8, and
-# libcpp-httplib 0.11 with OpenSSL, zlib, brotli and its own libstdc++). Where
-# the GPU machine lacks them, copy those .so files beside the build and set
-# LD_LIBRARY_PATH to that folder.
+# it links stay shared: `ldd build/rayo` and `ldd build/tests/test_gpu` list
+# them (libpcre2-8, libcpp-httplib 0.11 with OpenSSL, zlib, brotli and its own
+# libstdc++; the tests also libsndfile, libsoxr and kissfft, with their codecs).
+# Where the GPU machine lacks them, copy those .so files beside the build and
+# set LD_LIBRARY_PATH to that folder.
 #
 # Runs, the figures that matter most first (a borrowed GPU's time may run out
 # before the end; on an H100 the whole script takes well over 5 minutes): the
