@@ -73,7 +73,9 @@ TEST(Ct2Model, TheRealWhisperTinyEnReadsAsCTranslate2ListsIt) {
     EXPECT_EQ(ct2_type_name(v.type), listed[i].type) << v.name;
     EXPECT_EQ(v.bytes.size(), listed[i].bytes) << v.name;
     EXPECT_EQ(v.offset, listed[i].offset) << v.name;
-    if (v.shape.empty()) EXPECT_EQ("[" + std::to_string(m.integer(v.name)) + "]", listed[i].value) << v.name;
+    if (v.shape.empty()) {
+      EXPECT_EQ("[" + std::to_string(m.integer(v.name)) + "]", listed[i].value) << v.name;
+    }
   }
   EXPECT_EQ(m.aliases(), aliases);
   EXPECT_EQ(m.find("decoder/projection/weight"), m.find("decoder/embeddings/weight"));
