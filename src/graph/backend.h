@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "graph/graph.h"
@@ -64,6 +65,15 @@ struct StepInputs {
   // empty: the step's result is the logits.
   std::span<const SampleRequest> sample;
   std::span<const int32_t> ring_start;  // n_seqs first blocks of the rings (when ring_blocks > 0)
+
+  // Encoder-decoder models. An encoder step's input: n_frames frames of
+  // features, feature-major ([n_features][n_frames], Whisper's log-mel); its
+  // rows (tokens, positions) are the encoder's positions. The slot of each
+  // sequence's cross-attention memory (KvCacheConfig::cross_len); empty: slot
+  // s for sequence s.
+  std::span<const float> features;
+  int64_t n_frames = 0;
+  std::span<const int32_t> cross_slot;
 };
 
 enum class KvType { F16, F32 };
@@ -81,6 +91,12 @@ struct KvCacheConfig {
   std::vector<bool> ring_layers;  // per layer, or empty
   int64_t ring_blocks = 0;
   int64_t n_ring_blocks = 0;
+  // Encoder-decoder models: each layer's cross-attention keys and values,
+  // written by an encoder step (CrossKvStore) and read by the decoder's
+  // (CrossAttention): n_cross_slots slots of cross_len rows of kv_width. 0:
+  // none.
+  int64_t cross_len = 0;
+  int64_t n_cross_slots = 0;
 
   bool in_ring(int layer) const {
     return ring_blocks > 0 && layer >= 0 && static_cast<size_t>(layer) < ring_layers.size() && ring_layers[layer];
@@ -115,6 +131,11 @@ class Backend {
   virtual void begin_step(const Graph& graph, const StepInputs& inputs) = 0;
   virtual void run(const Graph& graph, const Node& node) = 0;
   virtual void end_step(const Graph& graph) = 0;
+
+  // Copies whole blocks of every layer's KV cache (main pool), src to dst:
+  // a sequence forked from another (beam search) gets its own copy of the
+  // block it goes on writing.
+  virtual void copy_kv_blocks(std::span<const std::pair<int32_t, int32_t>> src_dst);
 
   // The logits of the last step: output_rows.size() rows of n_vocab floats.
   virtual std::span<const float> output(const Graph& graph) = 0;

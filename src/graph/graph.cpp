@@ -20,6 +20,13 @@ std::string_view op_name(Op op) {
     case Op::KvStore: return "kv_store";
     case Op::Attention: return "attention";
     case Op::SelectRows: return "select_rows";
+    case Op::LayerNorm: return "layer_norm";
+    case Op::Gelu: return "gelu";
+    case Op::Conv1d: return "conv1d";
+    case Op::AddPosition: return "add_position";
+    case Op::DenseAttention: return "dense_attention";
+    case Op::CrossKvStore: return "cross_kv_store";
+    case Op::CrossAttention: return "cross_attention";
     case Op::RmsNormMatMul: return "rms_norm_matmul";
     case Op::MatMulAdd: return "matmul_add";
     case Op::GateUpGlu: return "gate_up_glu";
@@ -43,7 +50,8 @@ std::vector<int> matrix_weights(const Node& n) {
   switch (n.op) {
     case Op::MatMul:
     case Op::RmsNormMatMul:
-    case Op::MatMulAdd: return {n.weight};
+    case Op::MatMulAdd:
+    case Op::Conv1d: return {n.weight};
     case Op::GateUpGlu: return {n.weight, n.aux[1]};
     case Op::QkvRopeStore: return {n.weight, n.aux[1], n.aux[2]};
     default: return {};
@@ -52,7 +60,9 @@ std::vector<int> matrix_weights(const Node& n) {
 
 std::vector<int> vector_weights(const Node& n) {
   std::vector<int> v;
-  if (n.op == Op::RmsNorm || n.op == Op::AddBias) v.push_back(n.weight);
+  if (n.op == Op::RmsNorm || n.op == Op::AddBias || n.op == Op::LayerNorm || n.op == Op::AddPosition)
+    v.push_back(n.weight);
+  if (n.op == Op::LayerNorm) v.push_back(n.aux[0]);  // the bias (Conv1d's is among matrix_weights' aux below)
   if (n.op == Op::Rope || n.op == Op::QkvRopeStore) v.push_back(n.rope.freq_factors);
   if (!matrix_weights(n).empty()) v.insert(v.end(), {n.aux[0], n.aux[3], n.aux[4], n.aux[5]});
   std::erase(v, -1);
@@ -65,7 +75,12 @@ int Graph::add_node(const Node& node) {
 }
 
 int64_t Graph::max_rows(const Value& v) const {
-  return v.rows == RowSpace::Tokens ? config_.max_tokens : config_.max_outputs;
+  switch (v.rows) {
+    case RowSpace::Tokens: return config_.max_tokens;
+    case RowSpace::Outputs: return config_.max_outputs;
+    case RowSpace::Frames: return config_.max_frames;
+  }
+  return 0;
 }
 
 std::string Graph::describe() const {

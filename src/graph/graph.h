@@ -33,6 +33,7 @@ struct Weight {
 enum class RowSpace {
   Tokens,   // one row per token of the step (n_tokens <= max_tokens)
   Outputs,  // one row per requested output (after SelectRows)
+  Frames,   // one row per frame of the step's features (an encoder's input, before it is strided)
 };
 
 struct Value {
@@ -75,12 +76,14 @@ struct Node {
   // all of 0 .. p): sliding-window layers.
   int window = 0;
   Activation act = Activation::Silu;  // Glu, GateUpGlu
+  int stride = 1;                // Conv1d
   int aux[6] = {-1, -1, -1, -1, -1, -1};  // fused ops: more weight indices (ops.h)
 };
 
 struct GraphConfig {
   int64_t max_tokens = 1;     // rows of a step (batch bucket)
   int64_t max_outputs = 1;    // rows of Outputs values (rows that get logits)
+  int64_t max_frames = 0;     // rows of Frames values (an encoder's input frames)
   // Every row's arithmetic the same whatever the step's size and other rows, so
   // that a sequence's tokens do not depend on what it is batched with. A
   // backend may otherwise pick faster kernels by the step's size (the CUDA

@@ -18,6 +18,19 @@ enum class Op {
   Attention,   // causal attention of q over the layer's KV cache (GQA, softmax; Node::window, Node::scale)
   SelectRows,  // out = the rows of in whose logits the step asks for
 
+  // Encoder-decoder models (Whisper).
+  LayerNorm,      // out = (in - mean) / sqrt(var + eps) * weight + aux[0] (the bias), per row
+  Gelu,           // out = in / 2 * (1 + erf(in / sqrt 2))
+  Conv1d,         // out[t] = bias (aux[0]) + sum_k W[:, :, k] * in[t * Node::stride + k - 1], kernel 3, zero
+                  // padding 1; W is [out][in][3]. in[0] = -1: the step's features (StepInputs::features)
+  AddPosition,    // out[t] = in[t] + row positions[t] of the weight (learned or sinusoidal positions)
+  DenseAttention, // softmax(q k^T * scale) v over the rows of the step of the same sequence, unmasked:
+                  // in = q, k, v (an encoder's self-attention; no cache)
+  CrossKvStore,   // writes k[t], v[t] (in[0], in[1]) as row positions[t] of the layer's cross-attention
+                  // memory in the slot of token t's sequence (StepInputs::cross_slot); no output value
+  CrossAttention, // attention of q over every row (KvCacheConfig::cross_len) of the layer's
+                  // cross-attention memory in its sequence's slot, unmasked
+
   // Fused ops, created by the passes of graph/fusion_passes.h for backends that
   // have kernels for them. Extra weights are in Node::aux (see there).
   RmsNormMatMul,  // out = W · rms_norm(in) (aux[0] = norm weight, eps)

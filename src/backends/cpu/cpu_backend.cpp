@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backends/cpu/attention.h"
+#include "backends/cpu/encoder_decoder_ops.h"
 #include "backends/cpu/memory_bandwidth.h"
 #include "backends/cpu/ops.h"
 #include "common/error.h"
@@ -60,6 +61,11 @@ int64_t fused_scratch_floats(const Graph& g, const Node& n, int64_t rows) {
   if (n.op == Op::QkvRopeStore) floats += 2 * rows * int64_t{n.n_head_kv} * n.head_dim;  // k, v
   return floats;
 }
+
+// Whether node n reads or writes the KV cache through the step's block table.
+bool uses_block_table(const Node& n) {
+  return n.op == Op::KvStore || n.op == Op::Attention || n.op == Op::QkvRopeStore;
+}
 }  // namespace
 
 template <typename Fn>
@@ -89,8 +95,14 @@ std::vector<std::unique_ptr<graph::Pass>> CpuBackend::passes() const {
 
 void CpuBackend::init_kv_cache(const graph::KvCacheConfig& config) {
   kv_.init(config);
-  scores_.resize(sizeof(float) * config.max_seq_len * pool_.size());
-  seq_rows_.resize(sizeof(int64_t) * config.max_seq_len * pool_.size());
+  // Attention reads up to this many positions: a sequence's, or a cross-attention memory's.
+  const int64_t longest = std::max(config.max_seq_len, config.cross_len);
+  scores_.resize(sizeof(float) * longest * pool_.size());
+  seq_rows_.resize(sizeof(int64_t) * longest * pool_.size());
+}
+
+void CpuBackend::copy_kv_blocks(std::span<const std::pair<int32_t, int32_t>> src_dst) {
+  for (const auto& [src, dst] : src_dst) kv_.copy_block(src, dst);
 }
 
 void CpuBackend::prepare(const Graph& graph) {
@@ -98,10 +110,23 @@ void CpuBackend::prepare(const Graph& graph) {
   state.arena.resize(graph.arena_bytes(), graph::kArenaAlignment);
   prepare_matmul_weights(graph);
   size_t workspace = 0;
-  int64_t fused = 0;
+  int64_t fused = 0, unfolded = 0, dense = 0;
   for (const Node& n : graph.nodes()) {
+    state.uses_kv = state.uses_kv || uses_block_table(n);
+    if (n.op == Op::Conv1d) {
+      const int64_t rows = graph.max_rows(graph.values()[n.out]);
+      unfolded = std::max(unfolded, rows * graph.weights()[n.weight].cols);
+      const int64_t in_rows = n.in[0] < 0 ? graph.config().max_frames : graph.max_rows(graph.values()[n.in[0]]);
+      RAYO_CHECK((in_rows + n.stride - 1) / n.stride <= rows, "conv1d output ", graph.values()[n.out].name,
+                 " has too few rows");
+    }
+    if (n.op == Op::DenseAttention) {
+      const int64_t rows = graph.max_rows(graph.values()[n.out]);
+      dense = std::max(dense, rows * rows + 2 * rows * n.head_dim);
+    }
     if (const std::vector<int> products = graph::matrix_weights(n); !products.empty()) {
-      const int64_t rows = graph.max_rows(graph.values()[n.in[0]]);
+      // A convolution multiplies its unfolded input, one row per output frame.
+      const int64_t rows = graph.max_rows(graph.values()[n.op == Op::Conv1d ? n.out : n.in[0]]);
       std::vector<const MatmulWeight*> weights;
       for (int w : products) weights.push_back(&matmul_weights_.at(graph.weights()[w].data));
       workspace = std::max(workspace, matmul_workspace_bytes(weights, rows, pool_.size()));
@@ -115,6 +140,8 @@ void CpuBackend::prepare(const Graph& graph) {
   }
   state.workspace.resize(workspace);
   state.fused.resize(sizeof(float) * fused);
+  state.unfolded.resize(sizeof(float) * unfolded);
+  state.dense.resize(sizeof(float) * dense);
 }
 
 // Repacking is the bulk of loading a model (every byte of the quantized weights
@@ -171,8 +198,12 @@ float* CpuBackend::value(const Graph& graph, int index) {
 }
 
 int64_t CpuBackend::rows_of(const Graph& graph, int index) const {
-  return graph.values()[index].rows == graph::RowSpace::Tokens ? static_cast<int64_t>(step_.tokens.size())
-                                                                : static_cast<int64_t>(step_.output_rows.size());
+  switch (graph.values()[index].rows) {
+    case graph::RowSpace::Tokens: return static_cast<int64_t>(step_.tokens.size());
+    case graph::RowSpace::Outputs: return static_cast<int64_t>(step_.output_rows.size());
+    case graph::RowSpace::Frames: return step_.n_frames;
+  }
+  return 0;
 }
 
 void CpuBackend::begin_step(const Graph& graph, const graph::StepInputs& inputs) {
@@ -182,6 +213,18 @@ void CpuBackend::begin_step(const Graph& graph, const graph::StepInputs& inputs)
   const auto& kv = kv_.config();
   const size_t n = inputs.tokens.size();
   RAYO_CHECK(inputs.seq.size() == n, "one sequence index per token");
+  RAYO_CHECK(inputs.positions.size() == n, "one position per token");
+  RAYO_CHECK(n <= static_cast<size_t>(graph.config().max_tokens) &&
+                 inputs.output_rows.size() <= static_cast<size_t>(graph.config().max_outputs) &&
+                 inputs.n_frames <= graph.config().max_frames,
+             "a step larger than its graph");
+  current_ = &it->second;
+  step_ = inputs;
+  if (!it->second.uses_kv) {  // an encoder step: no block table
+    store_rows_.clear();
+    ring_rows_.clear();
+    return;
+  }
   RAYO_CHECK(inputs.max_blocks_per_seq > 0, "no block table");
   const int64_t n_seqs = static_cast<int64_t>(inputs.block_table.size()) / inputs.max_blocks_per_seq;
   for (int32_t b : inputs.block_table) RAYO_CHECK(b >= -1 && b < kv.n_blocks, "block ", b, " outside the cache");
@@ -191,8 +234,6 @@ void CpuBackend::begin_step(const Graph& graph, const graph::StepInputs& inputs)
       RAYO_CHECK(inputs.ring_start[s] >= 0 && inputs.ring_start[s] + kv.ring_blocks <= kv.n_ring_blocks, "ring ",
                  inputs.ring_start[s], " outside the cache");
   }
-  current_ = &it->second;
-  step_ = inputs;
   store_rows_.resize(n);
   ring_rows_.resize(kv.ring_blocks > 0 ? n : 0);
   for (size_t t = 0; t < n; ++t) {
@@ -232,7 +273,14 @@ void CpuBackend::run(const Graph& g, const Node& n) {
     case Op::Add:
     case Op::Glu:
     case Op::Rope:
-    case Op::SelectRows: return run_rows(g, n);
+    case Op::SelectRows:
+    case Op::LayerNorm:
+    case Op::Gelu:
+    case Op::AddPosition: return run_rows(g, n);
+    case Op::Conv1d: return run_conv1d(g, n);
+    case Op::DenseAttention: return run_dense_attention(g, n);
+    case Op::CrossKvStore: return run_cross_kv_store(g, n);
+    case Op::CrossAttention: return run_cross_attention(g, n);
     case Op::RmsNormMatMul:
     case Op::MatMulAdd:
     case Op::GateUpGlu:
@@ -360,6 +408,13 @@ void CpuBackend::run_rows(const Graph& g, const Node& n) {
   float* y = value(g, n.out);
   const float* w = n.weight >= 0 ? f32_weight(g, n.weight) : nullptr;
   const float* freq_factors = n.op == Op::Rope && n.rope.freq_factors >= 0 ? f32_weight(g, n.rope.freq_factors) : nullptr;
+  const float* bias = n.op == Op::LayerNorm ? f32_weight(g, n.aux[0]) : nullptr;
+  if (n.op == Op::AddPosition) {
+    const int64_t n_positions = g.weights()[n.weight].rows;
+    for (int64_t r = 0; r < rows; ++r)
+      if (step_.positions[r] < 0 || step_.positions[r] >= n_positions)
+        fail("position ", step_.positions[r], " is outside the model's ", n_positions, " positions");
+  }
   for_each_row(rows, rows * cols, [&](int64_t r) {
     float* yr = y + r * cols;
     const float* ar = a + r * in_cols;
@@ -370,6 +425,9 @@ void CpuBackend::run_rows(const Graph& g, const Node& n) {
       case Op::Glu: glu_row(n.act, ar, b + r * cols, yr, cols); break;
       case Op::Rope: rope_row(ar, yr, n.n_head, n.head_dim, n.rope, step_.positions[r], freq_factors); break;
       case Op::SelectRows: std::memcpy(yr, a + step_.output_rows[r] * in_cols, sizeof(float) * cols); break;
+      case Op::LayerNorm: layer_norm_row(ar, w, bias, yr, cols, n.eps); break;
+      case Op::Gelu: gelu_row(ar, yr, cols); break;
+      case Op::AddPosition: add_row(ar, w + step_.positions[r] * cols, yr, cols); break;
       default: break;
     }
   });
@@ -468,6 +526,186 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
       if (rows_for != run) {
         for (int32_t j = first_pos; j <= last_pos; ++j) seq_rows[j] = cache_row(t0, j, ring);
         rows_for = run;
+      }
+      attention_tile(kv_, tile, scratch);
+    }
+  });
+}
+
+}  // namespace rayo::cpu
+
+namespace rayo::cpu {
+
+// The convolution as a matrix product: each output frame's input window is
+// unfolded into one row (conv1d_unfold_row), then multiplied by the weight
+// [out][in][3] seen as [out][in * 3] with the matmul kernels of its format.
+void CpuBackend::run_conv1d(const Graph& g, const Node& n) {
+  const graph::Weight& w = g.weights()[n.weight];
+  const int64_t width = w.cols;
+  const int64_t channels = width / 3;
+  const int64_t rows = rows_of(g, n.out);
+  const bool from_features = n.in[0] < 0;
+  const float* in = nullptr;
+  int64_t in_frames = 0;
+  if (from_features) {
+    RAYO_CHECK(static_cast<int64_t>(step_.features.size()) == channels * step_.n_frames, "features of ",
+               step_.features.size(), " values are not ", channels, " x ", step_.n_frames, " frames");
+    in = step_.features.data();
+    in_frames = step_.n_frames;
+  } else {
+    RAYO_CHECK(g.values()[n.in[0]].cols == channels, "conv1d input of the wrong width");
+    in = value(g, n.in[0]);
+    in_frames = rows_of(g, n.in[0]);
+  }
+  RAYO_CHECK((in_frames + n.stride - 1) / n.stride == rows, "conv1d of ", in_frames, " frames with stride ", n.stride,
+             " gives ", (in_frames + n.stride - 1) / n.stride, " frames, not ", rows);
+  float* unfolded = current_->unfolded.as<float>();
+  for_each_row(rows, rows * width, [&](int64_t t) {
+    conv1d_unfold_row(in, channels, in_frames, from_features, t, n.stride, unfolded + t * width);
+  });
+  float* out = value(g, n.out);
+  multiply(g, std::span<const int>(&n.weight, 1), unfolded, rows, std::span<float* const>(&out, 1));
+  const float* bias = f32_weight(g, n.aux[0]);
+  for_each_row(rows, rows * w.rows, [&](int64_t r) { add_row(out + r * w.rows, bias, out + r * w.rows, w.rows); });
+}
+
+// Each head of each sequence as two float matrix products around a softmax:
+// scores = q_h k_h^T (the head's keys copied out as a row-major matrix), then
+// out_h = softmax(scores * scale) v_h (the values transposed, so that they are
+// the product's weight). At Whisper's 1500 positions these products are most
+// of the work, and the matmul kernels already run them near the machine's
+// peak; a fused flash-style kernel would save the score matrix's memory, not
+// arithmetic.
+void CpuBackend::run_dense_attention(const Graph& g, const Node& n) {
+  const int64_t rows = rows_of(g, n.out);
+  const int64_t d = n.head_dim;
+  const int64_t width = int64_t{n.n_head} * d;
+  RAYO_CHECK(n.n_head_kv == n.n_head, "dense attention with grouped keys");
+  const float* q = value(g, n.in[0]);
+  const float* k = value(g, n.in[1]);
+  const float* v = value(g, n.in[2]);
+  float* out = value(g, n.out);
+  const float scale = attention_scale(n);
+  const int64_t max_rows = g.config().max_tokens;
+  float* keys = current_->dense.as<float>();  // [len][d]
+  float* values_t = keys + max_rows * d;      // [d][len]
+  float* scores = values_t + max_rows * d;    // [len][len]
+  for (int64_t s0 = 0; s0 < rows;) {
+    int64_t s1 = s0 + 1;
+    while (s1 < rows && step_.seq[s1] == step_.seq[s0]) ++s1;
+    const int64_t len = s1 - s0;
+    for (int h = 0; h < n.n_head; ++h) {
+      const int64_t col = int64_t{h} * d;
+      for (int64_t j = 0; j < len; ++j) {
+        std::memcpy(keys + j * d, k + (s0 + j) * width + col, sizeof(float) * d);
+        for (int64_t c = 0; c < d; ++c) values_t[c * len + j] = v[(s0 + j) * width + col + c];
+      }
+      const MatmulWeight key_matrix{TensorType::F32, keys, len, d, nullptr};
+      matmul(pool_, key_matrix, q + s0 * width + col, len, scores, nullptr, MatmulStrides{width, len});
+      for_each_row(len, len * len, [&](int64_t r) { softmax_row(scores + r * len, len, scale); });
+      const MatmulWeight value_matrix{TensorType::F32, values_t, d, len, nullptr};
+      matmul(pool_, value_matrix, scores, len, out + s0 * width + col, nullptr, MatmulStrides{len, width});
+    }
+    s0 = s1;
+  }
+}
+
+int64_t CpuBackend::cross_slot(int64_t t) const {
+  const int32_t s = step_.seq[t];
+  const int64_t slot = step_.cross_slot.empty() ? s : step_.cross_slot[s];
+  RAYO_CHECK(slot >= 0 && slot < kv_.config().n_cross_slots, "cross-attention slot ", slot, " outside the ",
+             kv_.config().n_cross_slots, " slots");
+  return slot;
+}
+
+void CpuBackend::run_cross_kv_store(const Graph& g, const Node& n) {
+  const int64_t width = int64_t{n.n_head_kv} * n.head_dim;
+  const int64_t len = kv_.config().cross_len;
+  RAYO_CHECK(len > 0 && width == kv_.config().kv_width, "no cross-attention memory of width ", width);
+  const float* k = value(g, n.in[0]);
+  const float* v = value(g, n.in[1]);
+  const int64_t rows = rows_of(g, n.in[0]);
+  store_rows_.resize(rows);
+  for (int64_t t = 0; t < rows; ++t) {
+    RAYO_CHECK(step_.positions[t] >= 0 && step_.positions[t] < len, "encoder position ", step_.positions[t],
+               " outside the cross-attention memory of ", len);
+    store_rows_[t] = cross_slot(t) * len + step_.positions[t];
+  }
+  const int layer = kv_.cross_layer(n.layer);
+  for_each_row(rows, rows * width, [&](int64_t t) { kv_.store(layer, store_rows_[t], k + t * width, v + t * width); });
+}
+
+// Like decode attention (run_attention), over all cross_len rows of the
+// token's slot: tiles of the tokens of one slot times a KV head's query heads.
+void CpuBackend::run_cross_attention(const Graph& g, const Node& n) {
+  const int64_t rows = rows_of(g, n.out);
+  const int64_t width = int64_t{n.n_head} * n.head_dim;
+  const int group = n.n_head / n.n_head_kv;
+  const int64_t len = kv_.config().cross_len;
+  RAYO_CHECK(len > 0, "no cross-attention memory");
+  const int layer = kv_.cross_layer(n.layer);
+  const float* q = value(g, n.in[0]);
+  float* out = value(g, n.out);
+  const float scale = attention_scale(n);
+  const int32_t last = static_cast<int32_t>(len - 1);
+  const int64_t work = rows * len * width;
+  std::vector<int64_t>& slots = cross_slots_;
+  slots.resize(rows);
+  for (int64_t t = 0; t < rows; ++t) slots[t] = cross_slot(t);
+
+  if (!attention_tile_supported(n.head_dim)) {
+    const int64_t tasks = rows * n.n_head;
+    parallel(work, [&](int ith, int nth) {
+      float* scores = scores_.as<float>() + ith * len;
+      int64_t* slot_rows = seq_rows_.as<int64_t>() + ith * len;
+      auto [begin, end] = slice(tasks, ith, nth);
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t t = task / n.n_head;
+        const int h = static_cast<int>(task % n.n_head);
+        for (int64_t j = 0; j < len; ++j) slot_rows[j] = slots[t] * len + j;
+        attention_head(kv_, layer, h / group, n.head_dim, scale, q + t * width + int64_t{h} * n.head_dim, 0, last,
+                       slot_rows, scores, out + t * width + int64_t{h} * n.head_dim);
+      }
+    });
+    return;
+  }
+
+  const int64_t tile_tokens = std::max(1, 64 / group);
+  attention_runs_.clear();
+  for (int64_t t = 0; t < rows;) {
+    int64_t e = t + 1;
+    while (e < rows && e - t < tile_tokens && slots[e] == slots[t]) ++e;
+    attention_runs_.push_back({t, e});
+    t = e;
+  }
+  const int max_queries = static_cast<int>(tile_tokens) * group;
+  const size_t tile_bytes = (attention_tile_scratch_bytes(n.head_dim, max_queries, last) + 63) / 64 * 64;
+  const size_t per_thread = (tile_bytes + max_queries * (2 * sizeof(void*) + 2 * sizeof(int32_t)) + 63) / 64 * 64;
+  if (attention_scratch_.size() < per_thread * pool_.size()) attention_scratch_.resize(per_thread * pool_.size());
+  const int64_t tasks = static_cast<int64_t>(attention_runs_.size()) * n.n_head_kv;
+  std::atomic<int64_t> next{0};
+  parallel(work, [&](int ith, int) {
+    std::byte* scratch = attention_scratch_.data() + ith * per_thread;
+    auto** qs = reinterpret_cast<const float**>(scratch + tile_bytes);
+    auto** outs = reinterpret_cast<float**>(scratch + tile_bytes + max_queries * sizeof(void*));
+    auto* pos = reinterpret_cast<int32_t*>(outs + max_queries);
+    int32_t* first = pos + max_queries;
+    int64_t* slot_rows = seq_rows_.as<int64_t>() + ith * len;
+    int64_t rows_for = -1;  // the slot whose rows are in `slot_rows`
+    for (int64_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) {
+      const auto [t0, t1] = attention_runs_[task / n.n_head_kv];
+      const int kv_head = static_cast<int>(task % n.n_head_kv);
+      AttentionTile tile{layer, kv_head, n.head_dim, slot_rows, 0, qs, pos, outs, first, scale};
+      for (int64_t t = t0; t < t1; ++t)
+        for (int h = kv_head * group; h < (kv_head + 1) * group; ++h) {
+          qs[tile.n] = q + t * width + int64_t{h} * n.head_dim;
+          outs[tile.n] = out + t * width + int64_t{h} * n.head_dim;
+          first[tile.n] = 0;
+          pos[tile.n++] = last;
+        }
+      if (rows_for != slots[t0]) {
+        for (int64_t j = 0; j < len; ++j) slot_rows[j] = slots[t0] * len + j;
+        rows_for = slots[t0];
       }
       attention_tile(kv_, tile, scratch);
     }

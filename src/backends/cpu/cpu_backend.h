@@ -29,6 +29,7 @@ class CpuBackend : public graph::Backend {
   void run(const graph::Graph& graph, const graph::Node& node) override;
   void end_step(const graph::Graph& graph) override {}
   std::span<const float> output(const graph::Graph& graph) override;
+  void copy_kv_blocks(std::span<const std::pair<int32_t, int32_t>> src_dst) override;
   double measure_memory_bandwidth() override;  // a streaming read on all threads
 
   int n_threads() const { return pool_.size(); }
@@ -39,6 +40,9 @@ class CpuBackend : public graph::Backend {
     AlignedBuffer arena;
     AlignedBuffer workspace;  // quantized activations for matmul
     AlignedBuffer fused;      // the intermediates of fused ops (normed rows, gate and up, k and v)
+    AlignedBuffer unfolded;   // Conv1d: the unfolded input rows (conv1d_unfold_row)
+    AlignedBuffer dense;      // DenseAttention: one head's keys, values transposed, and scores
+    bool uses_kv = false;     // some node reads or writes the KV cache (decoder graphs)
   };
   // Runs fn(thread, n_threads) on the pool, or inline when the work is small.
   template <typename Fn>
@@ -62,6 +66,12 @@ class CpuBackend : public graph::Backend {
   void run_rows(const graph::Graph& g, const graph::Node& n);
   void run_kv_store(const graph::Graph& g, const graph::Node& n);
   void run_attention(const graph::Graph& g, const graph::Node& n);
+  void run_conv1d(const graph::Graph& g, const graph::Node& n);
+  void run_dense_attention(const graph::Graph& g, const graph::Node& n);
+  void run_cross_kv_store(const graph::Graph& g, const graph::Node& n);
+  void run_cross_attention(const graph::Graph& g, const graph::Node& n);
+  // The cross-attention slot of token t's sequence.
+  int64_t cross_slot(int64_t t) const;
 
   bool progress_;
   bool fuse_;
@@ -77,6 +87,7 @@ class CpuBackend : public graph::Backend {
   AlignedBuffer seq_rows_;    // per thread: cache rows of a sequence, max_seq_len int64s
   std::vector<int64_t> store_rows_;  // cache row of each token of the step
   std::vector<int64_t> ring_rows_;   // the same in the rings of sliding-window layers
+  std::vector<int64_t> cross_slots_; // CrossAttention: the slot of each token
   int64_t store_row(int64_t t, int layer) const { return kv_.config().in_ring(layer) ? ring_rows_[t] : store_rows_[t]; }
   std::vector<std::pair<int64_t, int64_t>> attention_runs_;  // token ranges of one sequence, one tile each
   AlignedBuffer attention_scratch_;  // per thread: attention tile scratch and query pointers

@@ -13,9 +13,10 @@ void KvCache::init(const graph::KvCacheConfig& config) {
   config_ = config;
   row_bytes_ = static_cast<size_t>(config.kv_width) * (config.type == graph::KvType::F16 ? 2 : 4);
   RAYO_CHECK(config.ring_blocks == 0 || config.n_ring_blocks >= config.ring_blocks, "KV ring pool smaller than a ring");
+  RAYO_CHECK((config.cross_len > 0) == (config.n_cross_slots > 0), "cross-attention memory without slots");
   layers_.clear();
-  layers_.resize(config.n_layers);
-  for (int l = 0; l < config.n_layers; ++l) {
+  layers_.resize(config.n_layers * (config.cross_len > 0 ? 2 : 1));
+  for (int l = 0; l < static_cast<int>(layers_.size()); ++l) {
     layers_[l].k.resize(row_bytes_ * n_rows(l));
     layers_[l].v.resize(row_bytes_ * n_rows(l));
   }
@@ -31,6 +32,17 @@ void KvCache::store(int layer, int64_t row, const float* k, const float* v) {
   } else {
     std::memcpy(kd, k, row_bytes_);
     std::memcpy(vd, v, row_bytes_);
+  }
+}
+
+void KvCache::copy_block(int64_t src, int64_t dst) {
+  RAYO_CHECK(src >= 0 && src < config_.n_blocks && dst >= 0 && dst < config_.n_blocks, "KV block ", src, " or ", dst,
+             " outside the cache");
+  const size_t bytes = row_bytes_ * config_.block_size;
+  for (int l = 0; l < config_.n_layers; ++l) {
+    if (config_.in_ring(l)) continue;
+    std::memcpy(layers_[l].k.data() + dst * bytes, layers_[l].k.data() + src * bytes, bytes);
+    std::memcpy(layers_[l].v.data() + dst * bytes, layers_[l].v.data() + src * bytes, bytes);
   }
 }
 

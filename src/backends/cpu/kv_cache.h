@@ -4,6 +4,8 @@
 // layer that keeps a ring), each row n_head_kv * head_dim values in f16
 // (default, as llama.cpp) or f32. Which rows belong to which sequence is the
 // block tables' business (graph/backend.h); here a row is just an index.
+// An encoder-decoder model's cross-attention keys and values are layers of
+// their own after those (cross_layer), n_cross_slots * cross_len rows each.
 #include <cstdint>
 #include <vector>
 
@@ -18,7 +20,15 @@ class KvCache {
   const graph::KvCacheConfig& config() const { return config_; }
   bool empty() const { return layers_.empty(); }
 
-  int64_t n_rows(int layer) const { return config_.blocks_of(layer) * config_.block_size; }
+  int64_t n_rows(int layer) const {
+    return layer >= config_.n_layers ? config_.n_cross_slots * config_.cross_len
+                                     : config_.blocks_of(layer) * config_.block_size;
+  }
+  // The cache layer holding decoder layer `layer`'s cross-attention memory.
+  int cross_layer(int layer) const { return config_.n_layers + layer; }
+
+  // Copies block src of every main-pool layer to block dst (beam search forks).
+  void copy_block(int64_t src, int64_t dst);
 
   // Stores the k and v rows (kv_width floats each) at a cache row.
   void store(int layer, int64_t row, const float* k, const float* v);

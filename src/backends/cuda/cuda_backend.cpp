@@ -662,6 +662,13 @@ class CudaBackend : public graph::Backend {
                                               .v_cache = Dev{v_cache(n.layer)},
                                               .kv = kv,
                                               .n_rows = nr}));
+      case Op::LayerNorm:
+      case Op::Gelu:
+      case Op::Conv1d:
+      case Op::AddPosition:
+      case Op::DenseAttention:
+      case Op::CrossKvStore:
+      case Op::CrossAttention: break;  // encoder-decoder ops (Whisper): no CUDA kernels yet
     }
     fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
   }

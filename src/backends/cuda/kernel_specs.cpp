@@ -450,6 +450,13 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       specs.push_back(with_ring(matmul(qkv_rope_store_spec(s, tt)), kv, n.layer));
       return specs;
     }
+    case Op::LayerNorm:
+    case Op::Gelu:
+    case Op::Conv1d:
+    case Op::AddPosition:
+    case Op::DenseAttention:
+    case Op::CrossKvStore:
+    case Op::CrossAttention: break;  // encoder-decoder ops (Whisper): no CUDA kernels yet
   }
   fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
 }

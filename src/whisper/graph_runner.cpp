@@ -1,0 +1,225 @@
+#include "whisper/graph_runner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "audio/mel_window.h"
+#include "backends/cpu/cpu_backend.h"
+#include "common/error.h"
+#include "whisper/whisper_graphs.h"
+
+namespace rayo::whisper {
+namespace {
+
+constexpr int64_t kBlockSize = 16;
+
+}  // namespace
+
+GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRunnerOptions& options)
+    : files_(files), weights_(files.model), choice_(runtime::resolve(options.backend)), max_sequences_(std::max(1, options.max_sequences)) {
+  if (choice_.device == "cuda")
+    fail("Whisper runs on the CPU so far: the CUDA backend has no encoder-decoder kernels yet (use --device cpu)");
+  backend_ = std::make_unique<cpu::CpuBackend>(choice_.n_threads, /*progress=*/false, choice_.fuse);
+  const WhisperSpec& s = files_.spec;
+  const int64_t blocks_per_seq = (s.n_text_ctx + kBlockSize - 1) / kBlockSize;
+  // Between two calls a sequence's old blocks and its forks' copies coexist: twice the sequences.
+  const int n_slots = 2 * max_sequences_;
+  kv_.n_layers = static_cast<int>(s.n_text_layer);
+  kv_.kv_width = s.n_text_state;
+  kv_.block_size = kBlockSize;
+  kv_.n_blocks = n_slots * blocks_per_seq;
+  kv_.max_seq_len = s.n_text_ctx;
+  kv_.type = graph::KvType::F32;  // as CTranslate2's float32 compute, whose transcripts are the reference
+  kv_.cross_len = s.n_audio_ctx;
+  kv_.n_cross_slots = 1;
+  backend_->init_kv_cache(kv_);
+  slots_.resize(n_slots);
+  block_table_.assign(static_cast<size_t>(n_slots * blocks_per_seq), -1);
+  free_blocks_.resize(kv_.n_blocks);
+  std::iota(free_blocks_.rbegin(), free_blocks_.rend(), 0);
+
+  graph::GraphConfig enc;
+  enc.max_tokens = s.n_audio_ctx;
+  enc.max_frames = 2 * s.n_audio_ctx;
+  enc.max_outputs = 1;
+  encoder_ = std::make_unique<graph::Executor>(*backend_, build_encoder_graph(files_.model, weights_, s, enc));
+  encoder_tokens_.assign(s.n_audio_ctx, 0);
+  encoder_seq_.assign(s.n_audio_ctx, 0);
+  encoder_positions_.resize(s.n_audio_ctx);
+  std::iota(encoder_positions_.begin(), encoder_positions_.end(), 0);
+}
+
+GraphWhisperRunner::~GraphWhisperRunner() = default;
+
+void GraphWhisperRunner::encode(std::span<const float> mel) {
+  const WhisperSpec& s = files_.spec;
+  const int64_t frames = 2 * int64_t{s.n_audio_ctx};
+  if (static_cast<int64_t>(mel.size()) != int64_t{s.n_mels} * frames)
+    fail("a Whisper window is ", s.n_mels, " x ", frames, " log-mel values, not ", mel.size());
+  graph::StepInputs in;
+  in.tokens = encoder_tokens_;
+  in.positions = encoder_positions_;
+  in.seq = encoder_seq_;
+  in.features = mel;
+  in.n_frames = frames;
+  encoder_->run(in);
+  // A new window: every sequence's cross-attention changed, so no kept keys
+  // and values are valid any more.
+  for (Slot& slot : slots_) release(slot);
+  encoded_ = true;
+}
+
+std::span<const float> GraphWhisperRunner::encoder_output() {
+  RAYO_CHECK(encoded_, "no window encoded yet");
+  return encoder_->logits();
+}
+
+int GraphWhisperRunner::free_slot() {
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (!slots_[i].used) return static_cast<int>(i);
+  fail("no free decoder sequence slot");
+}
+
+int32_t GraphWhisperRunner::take_block() {
+  RAYO_CHECK(!free_blocks_.empty(), "the decoder's KV cache is full");
+  const int32_t b = free_blocks_.back();
+  free_blocks_.pop_back();
+  return b;
+}
+
+void GraphWhisperRunner::release(Slot& slot) {
+  free_blocks_.insert(free_blocks_.end(), slot.blocks.begin(), slot.blocks.end());
+  slot = Slot{};
+}
+
+graph::Executor& GraphWhisperRunner::decoder_for(int64_t n_tokens) {
+  int64_t bucket = 8;
+  while (bucket < n_tokens) bucket *= 2;
+  for (auto& d : decoders_)
+    if (d->graph().config().max_tokens == bucket) return *d;
+  graph::GraphConfig config;
+  config.max_tokens = bucket;
+  config.max_outputs = max_sequences_ + 1;
+  decoders_.push_back(
+      std::make_unique<graph::Executor>(*backend_, build_decoder_graph(files_.model, weights_, files_.spec, config)));
+  return *decoders_.back();
+}
+
+void GraphWhisperRunner::decode(std::span<const std::vector<int32_t>> sequences, std::vector<float>& logits,
+                                int32_t extra_position, std::vector<float>* extra_logits) {
+  const WhisperSpec& s = files_.spec;
+  if (!encoded_) fail("decode() before any window was encoded");
+  if (sequences.empty()) fail("decode() of no sequences");
+  if (static_cast<int>(sequences.size()) > max_sequences_)
+    fail(sequences.size(), " sequences in one decoder step; this runner was made for ", max_sequences_);
+  for (const auto& seq : sequences) {
+    if (seq.empty() || seq.size() > s.n_text_ctx)
+      fail("a decoder sequence of ", seq.size(), " tokens (1 to ", s.n_text_ctx, ")");
+    for (int32_t t : seq)
+      if (t < 0 || t >= static_cast<int32_t>(s.n_vocab)) fail("token id ", t, " outside the vocabulary of ", s.n_vocab);
+  }
+  RAYO_CHECK(extra_position < 0 || (extra_logits && extra_position < static_cast<int32_t>(sequences[0].size())),
+             "extra position ", extra_position, " outside the first sequence");
+
+  // Match each sequence with the kept slot sharing its longest prefix (at
+  // least its last token is computed again, for its logits).
+  const size_t n = sequences.size();
+  std::vector<int> source(n, -1);
+  std::vector<int64_t> kept(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& seq = sequences[i];
+    for (size_t o = 0; o < slots_.size(); ++o) {
+      const Slot& slot = slots_[o];
+      if (!slot.used) continue;
+      const size_t limit = std::min(slot.tokens.size(), seq.size() - 1);
+      const int64_t common =
+          std::mismatch(seq.begin(), seq.begin() + static_cast<std::ptrdiff_t>(limit), slot.tokens.begin()).first -
+          seq.begin();
+      if (common > kept[i]) kept[i] = common, source[i] = static_cast<int>(o);
+    }
+  }
+  if (extra_position >= 0) kept[0] = std::min<int64_t>(kept[0], extra_position);
+
+  // The first sequence matched to a slot takes it over; others get a copy of its blocks.
+  const int64_t blocks_per_seq = (s.n_text_ctx + kBlockSize - 1) / kBlockSize;
+  std::vector<int> slot_of(n, -1);
+  std::vector<char> claimed(slots_.size(), 0);
+  std::vector<std::pair<int32_t, int32_t>> copies;
+  for (size_t i = 0; i < n; ++i)
+    if (source[i] >= 0 && !claimed[source[i]]) claimed[source[i]] = 1, slot_of[i] = source[i];
+  std::vector<char> kept_slot = claimed;  // slots some sequence goes on with
+  for (size_t i = 0; i < n; ++i) {
+    if (slot_of[i] >= 0) continue;
+    // Not the source's owner: a new slot, with copies of the blocks holding the kept prefix.
+    int fresh = -1;
+    for (size_t o = 0; o < slots_.size() && fresh < 0; ++o)
+      if (!slots_[o].used && !claimed[o]) fresh = static_cast<int>(o);
+    RAYO_CHECK(fresh >= 0, "no free decoder sequence slot");
+    claimed[fresh] = 1;
+    kept_slot[fresh] = 1;
+    slot_of[i] = fresh;
+    Slot& slot = slots_[fresh];
+    slot.used = true;
+    if (source[i] >= 0) {
+      const Slot& from = slots_[source[i]];
+      for (int64_t b = 0; b < (kept[i] + kBlockSize - 1) / kBlockSize; ++b) {
+        slot.blocks.push_back(take_block());
+        copies.emplace_back(from.blocks[b], slot.blocks.back());
+      }
+    }
+  }
+  backend_->copy_kv_blocks(copies);
+  for (size_t o = 0; o < slots_.size(); ++o)
+    if (slots_[o].used && !kept_slot[o]) release(slots_[o]);
+
+  // The step: each sequence's tokens after its kept prefix.
+  std::vector<int32_t> tokens, positions, seq_index, outputs;
+  int64_t extra_row = -1;
+  for (size_t i = 0; i < n; ++i) {
+    Slot& slot = slots_[slot_of[i]];
+    const auto& seq = sequences[i];
+    while (static_cast<int64_t>(slot.blocks.size()) * kBlockSize < static_cast<int64_t>(seq.size()))
+      slot.blocks.push_back(take_block());
+    for (int64_t p = kept[i]; p < static_cast<int64_t>(seq.size()); ++p) {
+      if (i == 0 && p == extra_position) extra_row = static_cast<int64_t>(tokens.size()), outputs.push_back(tokens.size());
+      tokens.push_back(seq[p]);
+      positions.push_back(static_cast<int32_t>(p));
+      seq_index.push_back(slot_of[i]);
+    }
+    if (!(i == 0 && static_cast<int64_t>(seq.size()) - 1 == extra_position)) outputs.push_back(tokens.size() - 1);
+    slot.tokens = seq;
+    std::fill(block_table_.begin() + slot_of[i] * blocks_per_seq, block_table_.begin() + (slot_of[i] + 1) * blocks_per_seq, -1);
+    std::copy(slot.blocks.begin(), slot.blocks.end(), block_table_.begin() + slot_of[i] * blocks_per_seq);
+  }
+
+  graph::Executor& ex = decoder_for(static_cast<int64_t>(tokens.size()));
+  graph::StepInputs in;
+  in.tokens = tokens;
+  in.positions = positions;
+  in.output_rows = outputs;
+  in.seq = seq_index;
+  in.block_table = block_table_;
+  in.max_blocks_per_seq = static_cast<int32_t>(blocks_per_seq);
+  const std::vector<int32_t> cross_slots(slots_.size(), 0);  // every sequence reads the one window
+  in.cross_slot = cross_slots;
+  ex.run(in);
+  decoded_tokens_ += static_cast<int64_t>(tokens.size());
+
+  // Output rows are ascending: the extra row (if any) comes right before the first sequence's last.
+  const auto out = ex.logits();
+  const size_t vocab = s.n_vocab;
+  logits.resize(n * vocab);
+  size_t row = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i == 0 && extra_row >= 0) {
+      extra_logits->assign(out.begin() + static_cast<std::ptrdiff_t>(row * vocab),
+                           out.begin() + static_cast<std::ptrdiff_t>((row + 1) * vocab));
+      if (static_cast<int64_t>(sequences[0].size()) - 1 > extra_position) ++row;  // its own row follows
+    }
+    std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(row * vocab), vocab, logits.begin() + i * vocab);
+    ++row;
+  }
+}
+
+}  // namespace rayo::whisper

@@ -1,0 +1,77 @@
+#pragma once
+// A WhisperRunner on rayo's compute graph and backends (whisper_graphs.h):
+// the encoder graph writes each decoder layer's cross-attention keys and
+// values into the backend's cross-attention memory (one slot: the current
+// window), and decoder steps run over the paged KV cache, one block list per
+// sequence.
+//
+// Sequences are matched to what the previous call computed: a sequence that
+// extends a kept one (greedy: the same sequence plus a token) takes over its
+// cache blocks and computes only the new tokens; a second sequence extending
+// the same one (beam search forking) gets a copy of its blocks. All the
+// sequences of a call run as one step.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "graph/backend.h"
+#include "graph/executor.h"
+#include "runtime/backend_choice.h"
+#include "whisper/whisper_runner.h"
+#include "whisper/weight_store.h"
+#include "whisper/whisper_spec.h"
+
+namespace rayo::whisper {
+
+struct GraphRunnerOptions {
+  runtime::BackendChoice backend;  // the CPU for now: the CUDA backend has no encoder-decoder kernels yet
+  int max_sequences = 8;           // sequences of one decode() call (beam size, best_of)
+};
+
+class GraphWhisperRunner final : public WhisperRunner {
+ public:
+  // `files` must outlive the runner (its weights are views into the model file).
+  GraphWhisperRunner(const WhisperFiles& files, const GraphRunnerOptions& options);
+  ~GraphWhisperRunner() override;
+
+  const WhisperSpec& spec() const override { return files_.spec; }
+  void encode(std::span<const float> mel) override;
+  void decode(std::span<const std::vector<int32_t>> sequences, std::vector<float>& logits,
+              int32_t extra_position = -1, std::vector<float>* extra_logits = nullptr) override;
+
+  // The last encode()'s output: n_audio_ctx rows of n_audio_state.
+  std::span<const float> encoder_output();
+  // Decoder token rows computed so far (a measure of what the reuse saves).
+  int64_t decoded_tokens() const { return decoded_tokens_; }
+  int n_threads() const { return choice_.n_threads; }
+
+ private:
+  struct Slot {
+    bool used = false;
+    std::vector<int32_t> tokens;  // whose keys and values the blocks hold
+    std::vector<int32_t> blocks;
+  };
+  graph::Executor& decoder_for(int64_t n_tokens);
+  int free_slot();
+  int32_t take_block();
+  void release(Slot& slot);
+
+  const WhisperFiles& files_;
+  WeightStore weights_;
+  runtime::BackendChoice choice_;
+  int max_sequences_;
+  std::unique_ptr<graph::Backend> backend_;
+  graph::KvCacheConfig kv_;
+  std::unique_ptr<graph::Executor> encoder_;
+  std::vector<std::unique_ptr<graph::Executor>> decoders_;  // by token bucket
+  std::vector<Slot> slots_;
+  std::vector<int32_t> free_blocks_;
+  std::vector<int32_t> block_table_;
+  int64_t decoded_tokens_ = 0;
+  bool encoded_ = false;
+  // The encoder step's rows: positions 0 .. n_audio_ctx - 1 of sequence 0.
+  std::vector<int32_t> encoder_tokens_, encoder_positions_, encoder_seq_;
+};
+
+}  // namespace rayo::whisper
