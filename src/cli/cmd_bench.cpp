@@ -30,6 +30,7 @@
 #include "tools/bench_kernels.h"
 #include "cli/command.h"
 #include "cli/options.h"
+#include "cli/whisper_bench.h"
 #include "common/error.h"
 #include "common/strings.h"
 #include "tools/synth_model.h"
@@ -41,6 +42,7 @@ struct BenchOptions {
   ModelOptions model;
   std::string synth_preset;
   std::string synth_type = "q4_k_m";
+  std::string compute_type = "default";  // Whisper models: default (as stored) or int8
   int n_prompt = 512;
   int n_gen = 128;
   std::vector<int> depths = {0};
@@ -336,6 +338,9 @@ void setup(CLI::App& root) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print JSON with llama-bench's field names");
+  cmd->add_option("--compute-type", o->compute_type,
+                  "Whisper models: default (weights as stored, f32 arithmetic) or int8 (weights quantized at load)")
+      ->capture_default_str();
   cmd->add_flag("--kernels", o->kernels,
                 "time each matmul kernel of a decode step alone on the GPU (GB/s and % of the copy bandwidth), "
                 "per weight format, at the shapes of --preset");
@@ -355,6 +360,11 @@ void setup(CLI::App& root) {
                   "(gemv, gemm and exact)")
       ->capture_default_str();
   cmd->callback([o] {
+    if (!o->model.model.empty() && std::filesystem::is_directory(o->model.model)) {
+      // A Whisper model (a CTranslate2 folder): encoder and decoder speed.
+      WhisperBenchOptions w{o->model.model, backend_choice(o->model), o->compute_type, o->n_gen, o->reps, o->json};
+      return run_whisper_bench(w);
+    }
     if (o->kernels) {
       o->kernel.reps = o->reps;
       o->kernel.json = o->json;

@@ -12,7 +12,7 @@
 namespace rayo::cli {
 
 void add_model_options(CLI::App* app, ModelOptions& o, bool model_required) {
-  auto* m = app->add_option("-m,--model", o.model, "GGUF model file");
+  auto* m = app->add_option("-m,--model", o.model, "GGUF model file (bench: or a Whisper model folder)");
   if (model_required) m->required();
   app->add_option("-t,--threads", o.threads, "CPU threads (default: physical cores)");
   app->add_option("-c,--ctx-size", o.ctx, "context length in tokens (0: the model's training context)")
@@ -60,17 +60,24 @@ runtime::SessionOptions session_options(const ModelOptions& o, const runtime::Mo
   runtime::SessionOptions s;
   s.n_ctx = runtime::requested_context(o.ctx, model.spec());
   s.n_batch = o.batch;
-  s.backend.n_threads = o.threads;
-  s.backend.verbose = o.verbose;
-  s.backend.device = o.device;
-  s.backend.cuda_graphs = !o.no_graph;
+  s.backend = backend_choice(o);
+  return s;
+}
+
+runtime::BackendChoice backend_choice(const ModelOptions& o) {
+  if (o.threads < 0) fail("-t must be a positive number of threads, got ", o.threads);
+  runtime::BackendChoice b;
+  b.n_threads = o.threads;
+  b.verbose = o.verbose;
+  b.device = o.device;
+  b.cuda_graphs = !o.no_graph;
   if (o.kv_type == "f16")
-    s.backend.kv_type = graph::KvType::F16;
+    b.kv_type = graph::KvType::F16;
   else if (o.kv_type == "f32")
-    s.backend.kv_type = graph::KvType::F32;
+    b.kv_type = graph::KvType::F32;
   else
     fail("--kv-type must be f16 or f32, got ", quote_for_message(o.kv_type));
-  return s;
+  return b;
 }
 
 std::string read_prompt(const std::string& prompt, const std::string& file) {

@@ -32,6 +32,8 @@ void add_sampling_options(CLI::App* app, runtime::SamplingParams& params);
 
 // Loads the model, saying so on stderr (quietly when stderr is not a terminal).
 std::shared_ptr<const runtime::Model> load_model(const ModelOptions& options);
+// The backend the flags ask for (-t, --device, --kv-type, --no-graph, --verbose).
+runtime::BackendChoice backend_choice(const ModelOptions& options);
 // Session options from the flags; -c is clamped to the model's training context.
 runtime::SessionOptions session_options(const ModelOptions& options, const runtime::Model& model);
 

@@ -1,22 +1,81 @@
 #include "whisper/weight_store.h"
 
 #include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+#include "quant/dequantize.h"
+#include "quant/quantize.h"
 
 namespace rayo::whisper {
+namespace {
 
-WeightStore::WeightStore(const Ct2Model& model) {
+TensorType stored_type(const Ct2Model& model, const Ct2Variable& v) {
+  switch (v.type) {
+    case Ct2Type::F32: return TensorType::F32;
+    case Ct2Type::F16: return TensorType::F16;
+    case Ct2Type::BF16: return TensorType::BF16;
+    default:
+      fail(model.path(), ": variable '", v.name, "' is ", ct2_type_name(v.type),
+           "; rayo reads float32, float16 and bfloat16 Whisper models (convert int8 ones from their float source; "
+           "rayo quantizes at load with --compute-type int8)");
+  }
+}
+
+bool is_float(Ct2Type t) { return t == Ct2Type::F32 || t == Ct2Type::F16 || t == Ct2Type::BF16; }
+
+// A weight matrix (linear, convolution or embedding) whose rows are whole Q8_0 blocks.
+bool quantizable(const Ct2Variable& v) {
+  const std::string_view name = v.name;
+  if (v.shape.size() < 2 || !is_float(v.type) || !name.ends_with("/weight")) return false;
+  const uint64_t cols = v.elements() / v.shape[0];
+  return cols % 32 == 0;
+}
+
+}  // namespace
+
+WeightFormat weight_format(const std::string& compute_type) {
+  if (compute_type == "default" || compute_type == "float32" || compute_type == "float16") return WeightFormat::AsStored;
+  if (compute_type == "int8") return WeightFormat::Int8;
+  fail("unknown compute type '", compute_type, "' (default, float32, float16 or int8)");
+}
+
+WeightStore::WeightStore(const Ct2Model& model, WeightFormat format) : model_(model) {
+  std::vector<float> row;
+  std::vector<std::byte> stored;  // one row, aligned for the dequantizer
   for (const Ct2Variable& v : model.variables()) {
-    if (reinterpret_cast<uintptr_t>(v.bytes.data()) % 64 == 0 || v.bytes.empty()) continue;
-    AlignedBuffer copy(v.bytes.size(), 64);
-    std::memcpy(copy.data(), v.bytes.data(), v.bytes.size());
-    copied_bytes_ += v.bytes.size();
+    if (format == WeightFormat::Int8 && quantizable(v)) {
+      const TensorType from = stored_type(model, v);
+      const int64_t rows = v.shape[0];
+      const int64_t cols = static_cast<int64_t>(v.elements()) / rows;
+      Copy copy{AlignedBuffer(rayo::row_bytes(TensorType::Q8_0, cols) * rows, 64), TensorType::Q8_0};
+      row.resize(cols);
+      stored.resize(rayo::row_bytes(from, cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        std::memcpy(stored.data(), v.bytes.data() + r * stored.size(), stored.size());
+        quant::dequantize_row(from, stored.data(), row.data(), cols);
+        quant::quantize_row(TensorType::Q8_0, row.data(), copy.bytes.data() + r * rayo::row_bytes(TensorType::Q8_0, cols),
+                            cols);
+      }
+      copies_.emplace(&v, std::move(copy));
+      continue;
+    }
+    if (reinterpret_cast<uintptr_t>(v.bytes.data()) % 64 == 0 || v.bytes.empty() || !is_float(v.type)) continue;
+    Copy copy{AlignedBuffer(v.bytes.size(), 64), stored_type(model, v)};
+    std::memcpy(copy.bytes.data(), v.bytes.data(), v.bytes.size());
     copies_.emplace(&v, std::move(copy));
   }
 }
 
 const std::byte* WeightStore::data(const Ct2Variable& v) const {
   const auto it = copies_.find(&v);
-  return it != copies_.end() ? it->second.data() : reinterpret_cast<const std::byte*>(v.bytes.data());
+  return it != copies_.end() ? it->second.bytes.data() : reinterpret_cast<const std::byte*>(v.bytes.data());
+}
+
+TensorType WeightStore::type(const Ct2Variable& v) const {
+  const auto it = copies_.find(&v);
+  return it != copies_.end() ? it->second.type : stored_type(model_, v);
 }
 
 }  // namespace rayo::whisper

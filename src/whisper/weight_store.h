@@ -1,31 +1,45 @@
 #pragma once
 // The bytes of a CTranslate2 model's variables as rayo's kernels read them:
-// model.bin packs variables without padding, so many start at odd offsets
-// (an f16 tensor at an odd byte), which the kernels do not accept. The
-// variables that are not aligned to 64 bytes are copied once into aligned
-// memory; the others are read in place from the mapping.
+//  - model.bin packs variables without padding, so many start at odd offsets
+//    (an f16 tensor at an odd byte), which the kernels do not accept: the
+//    variables not aligned to 64 bytes are copied once into aligned memory,
+//    the others are read in place from the mapping;
+//  - with int8 weights (faster-whisper's compute_type="int8"), every weight
+//    matrix whose rows are whole blocks of 32 is quantized at load to Q8_0
+//    (8-bit values with an f16 scale per 32), the format of rayo's fastest
+//    CPU kernels; the vectors (norms, biases, positions) keep their type.
 #include <cstdint>
 #include <map>
 #include <string>
 
 #include "common/aligned_buffer.h"
+#include "quant/tensor_type.h"
 #include "whisper/ct2_model.h"
 
 namespace rayo::whisper {
 
+enum class WeightFormat { AsStored, Int8 };
+// faster-whisper's compute_type names: "default" (or float32, float16: as stored, computed in f32) and "int8".
+WeightFormat weight_format(const std::string& compute_type);
+
 class WeightStore {
  public:
-  explicit WeightStore(const Ct2Model& model);
+  WeightStore(const Ct2Model& model, WeightFormat format);
 
-  // The variable's bytes, 64-byte aligned.
+  // The variable's bytes, 64-byte aligned, in type(v).
   const std::byte* data(const Ct2Variable& v) const;
+  // F32, F16 or BF16 as stored, or Q8_0 when quantized here. Throws for other types.
+  TensorType type(const Ct2Variable& v) const;
   // Whether those bytes are in the file's mapping (not a copy).
   bool in_file(const Ct2Variable& v) const { return !copies_.count(&v); }
-  size_t copied_bytes() const { return copied_bytes_; }
 
  private:
-  std::map<const Ct2Variable*, AlignedBuffer> copies_;
-  size_t copied_bytes_ = 0;
+  struct Copy {
+    AlignedBuffer bytes;
+    TensorType type;
+  };
+  const Ct2Model& model_;
+  std::map<const Ct2Variable*, Copy> copies_;
 };
 
 }  // namespace rayo::whisper

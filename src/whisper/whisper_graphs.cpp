@@ -22,15 +22,7 @@ class WhisperBuilder {
   // product of its other dimensions); rows = -1: all of them.
   int weight(const std::string& name, int64_t row0 = 0, int64_t rows = -1) {
     const Ct2Variable& v = model_.get(name);
-    TensorType type;
-    switch (v.type) {
-      case Ct2Type::F32: type = TensorType::F32; break;
-      case Ct2Type::F16: type = TensorType::F16; break;
-      case Ct2Type::BF16: type = TensorType::BF16; break;
-      default:
-        fail(model_.path(), ": variable '", name, "' is ", ct2_type_name(v.type),
-             "; rayo runs float32, float16 and bfloat16 Whisper models (convert int8 ones from their float source)");
-    }
+    const TensorType type = weights_.type(v);
     if (v.shape.empty()) fail(model_.path(), ": variable '", name, "' is a scalar, not a tensor");
     const int64_t all_rows = v.shape[0];
     const int64_t cols = static_cast<int64_t>(v.elements()) / all_rows;

@@ -40,7 +40,9 @@ struct WhisperSpec {
   int32_t translate = -1, transcribe = -1;
   int32_t timestamp_begin = -1;  // <|0.00|>; timestamps step by 0.02 s up to <|30.00|>
 
-  bool multilingual() const { return !lang_ids.empty(); }
+  // As CTranslate2 and openai-whisper decide it: English-only models have 51 864
+  // tokens (their config.json may still list the language ids).
+  bool multilingual() const { return n_vocab >= 51865; }
 };
 
 // Reads the folder (model.bin, config.json, vocabulary.txt). Throws rayo::Error

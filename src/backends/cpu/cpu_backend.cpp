@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backends/cpu/attention.h"
+#include "backends/cpu/dense_attention.h"
 #include "backends/cpu/encoder_decoder_ops.h"
 #include "backends/cpu/memory_bandwidth.h"
 #include "backends/cpu/ops.h"
@@ -56,11 +57,16 @@ constexpr int64_t kParallelMatmulThreshold = 128 * 1024;
 
 // Floats of scratch a fused node needs for its intermediates at `rows` rows.
 int64_t fused_scratch_floats(const Graph& g, const Node& n, int64_t rows) {
+  if (n.op == Op::MatMul || n.op == Op::Conv1d) return 0;  // aux[0] of a convolution is its bias
   int64_t floats = n.aux[0] >= 0 ? rows * g.values()[n.in[0]].cols : 0;  // the normed input
   if (n.op == Op::GateUpGlu) floats += 2 * rows * g.values()[n.out].cols;                 // gate, up
   if (n.op == Op::QkvRopeStore) floats += 2 * rows * int64_t{n.n_head_kv} * n.head_dim;  // k, v
   return floats;
 }
+
+// DenseAttention's query rows per task: their scores (32 x 1504 floats at
+// Whisper's 1500 positions) stay in L2 between the two products.
+constexpr int64_t kDenseBlockRows = 32;
 
 // Whether node n reads or writes the KV cache through the step's block table.
 bool uses_block_table(const Node& n) {
@@ -122,7 +128,10 @@ void CpuBackend::prepare(const Graph& graph) {
     }
     if (n.op == Op::DenseAttention) {
       const int64_t rows = graph.max_rows(graph.values()[n.out]);
-      dense = std::max(dense, rows * rows + 2 * rows * n.head_dim);
+      const int64_t padded = dense_padded_len(rows);
+      dense = std::max(dense, dense_attention_supported(n.head_dim)
+                                  ? int64_t{n.n_head} * n.head_dim * padded + pool_.size() * kDenseBlockRows * padded
+                                  : rows * rows + 2 * rows * n.head_dim);
     }
     if (const std::vector<int> products = graph::matrix_weights(n); !products.empty()) {
       // A convolution multiplies its unfolded input, one row per output frame.
@@ -586,6 +595,38 @@ void CpuBackend::run_dense_attention(const Graph& g, const Node& n) {
   const float* v = value(g, n.in[2]);
   float* out = value(g, n.out);
   const float scale = attention_scale(n);
+  if (dense_attention_supported(n.head_dim)) {
+    // Each head's keys packed once, then blocks of query rows of every head shared out.
+    float* packed = current_->dense.as<float>();
+    for (int64_t s0 = 0; s0 < rows;) {
+      int64_t s1 = s0 + 1;
+      while (s1 < rows && step_.seq[s1] == step_.seq[s0]) ++s1;
+      const int64_t len = s1 - s0;
+      const int64_t padded = dense_padded_len(len);
+      float* scores = packed + int64_t{n.n_head} * d * padded;
+      auto head = [&](int h) {
+        const int64_t col = int64_t{h} * d;
+        return DenseHead{q + s0 * width + col, k + s0 * width + col, v + s0 * width + col, out + s0 * width + col,
+                         width, len, n.head_dim, scale};
+      };
+      const int64_t blocks = (len + kDenseBlockRows - 1) / kDenseBlockRows;
+      parallel(len * width, [&](int ith, int nth) {
+        auto [h0, h1] = slice(n.n_head, ith, nth);
+        for (int64_t h = h0; h < h1; ++h) pack_keys_transposed(head(static_cast<int>(h)), packed + h * d * padded);
+      });
+      std::atomic<int64_t> next{0};
+      parallel(len * len * width, [&](int ith, int) {
+        for (int64_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < n.n_head * blocks;) {
+          const int h = static_cast<int>(task / blocks);
+          const int64_t r0 = task % blocks * kDenseBlockRows;
+          dense_attention_rows(head(h), packed + h * d * padded, r0, std::min(len, r0 + kDenseBlockRows),
+                               scores + ith * kDenseBlockRows * padded);
+        }
+      });
+      s0 = s1;
+    }
+    return;
+  }
   const int64_t max_rows = g.config().max_tokens;
   float* keys = current_->dense.as<float>();  // [len][d]
   float* values_t = keys + max_rows * d;      // [d][len]
@@ -625,89 +666,62 @@ void CpuBackend::run_cross_kv_store(const Graph& g, const Node& n) {
   const float* k = value(g, n.in[0]);
   const float* v = value(g, n.in[1]);
   const int64_t rows = rows_of(g, n.in[0]);
-  store_rows_.resize(rows);
+  std::vector<int64_t>& slots = cross_slots_;
+  slots.resize(rows);
   for (int64_t t = 0; t < rows; ++t) {
     RAYO_CHECK(step_.positions[t] >= 0 && step_.positions[t] < len, "encoder position ", step_.positions[t],
                " outside the cross-attention memory of ", len);
-    store_rows_[t] = cross_slot(t) * len + step_.positions[t];
+    slots[t] = cross_slot(t);
   }
-  const int layer = kv_.cross_layer(n.layer);
-  for_each_row(rows, rows * width, [&](int64_t t) { kv_.store(layer, store_rows_[t], k + t * width, v + t * width); });
+  // Split by positions, so that each thread writes its own columns of the transposed keys.
+  for_each_row(rows, rows * width, [&](int64_t t) {
+    kv_.store_cross(n.layer, slots[t], step_.positions[t], k + t * width, v + t * width);
+  });
 }
 
-// Like decode attention (run_attention), over all cross_len rows of the
-// token's slot: tiles of the tokens of one slot times a KV head's query heads.
+// The tokens reading one slot (a sequence, or the beams of one audio window)
+// attend together: per head, scores = q K^T against the slot's transposed
+// keys, softmax, then times the values, in the dense attention kernel.
 void CpuBackend::run_cross_attention(const Graph& g, const Node& n) {
   const int64_t rows = rows_of(g, n.out);
-  const int64_t width = int64_t{n.n_head} * n.head_dim;
-  const int group = n.n_head / n.n_head_kv;
+  const int64_t d = n.head_dim;
+  const int64_t width = int64_t{n.n_head} * d;
   const int64_t len = kv_.config().cross_len;
   RAYO_CHECK(len > 0, "no cross-attention memory");
-  const int layer = kv_.cross_layer(n.layer);
+  RAYO_CHECK(n.n_head == n.n_head_kv && width == kv_.config().kv_width && dense_attention_supported(n.head_dim),
+             "cross-attention of ", n.n_head, " heads of ", n.head_dim, " values is not supported on the CPU");
   const float* q = value(g, n.in[0]);
   float* out = value(g, n.out);
   const float scale = attention_scale(n);
-  const int32_t last = static_cast<int32_t>(len - 1);
-  const int64_t work = rows * len * width;
   std::vector<int64_t>& slots = cross_slots_;
   slots.resize(rows);
   for (int64_t t = 0; t < rows; ++t) slots[t] = cross_slot(t);
-
-  if (!attention_tile_supported(n.head_dim)) {
-    const int64_t tasks = rows * n.n_head;
-    parallel(work, [&](int ith, int nth) {
-      float* scores = scores_.as<float>() + ith * len;
-      int64_t* slot_rows = seq_rows_.as<int64_t>() + ith * len;
-      auto [begin, end] = slice(tasks, ith, nth);
-      for (int64_t task = begin; task < end; ++task) {
-        const int64_t t = task / n.n_head;
-        const int h = static_cast<int>(task % n.n_head);
-        for (int64_t j = 0; j < len; ++j) slot_rows[j] = slots[t] * len + j;
-        attention_head(kv_, layer, h / group, n.head_dim, scale, q + t * width + int64_t{h} * n.head_dim, 0, last,
-                       slot_rows, scores, out + t * width + int64_t{h} * n.head_dim);
-      }
-    });
-    return;
-  }
-
-  const int64_t tile_tokens = std::max(1, 64 / group);
   attention_runs_.clear();
   for (int64_t t = 0; t < rows;) {
     int64_t e = t + 1;
-    while (e < rows && e - t < tile_tokens && slots[e] == slots[t]) ++e;
+    while (e < rows && e - t < kDenseBlockRows && slots[e] == slots[t]) ++e;
     attention_runs_.push_back({t, e});
     t = e;
   }
-  const int max_queries = static_cast<int>(tile_tokens) * group;
-  const size_t tile_bytes = (attention_tile_scratch_bytes(n.head_dim, max_queries, last) + 63) / 64 * 64;
-  const size_t per_thread = (tile_bytes + max_queries * (2 * sizeof(void*) + 2 * sizeof(int32_t)) + 63) / 64 * 64;
+  const int64_t padded = dense_padded_len(len);
+  const size_t per_thread = sizeof(float) * kDenseBlockRows * padded;
   if (attention_scratch_.size() < per_thread * pool_.size()) attention_scratch_.resize(per_thread * pool_.size());
-  const int64_t tasks = static_cast<int64_t>(attention_runs_.size()) * n.n_head_kv;
+  const int64_t tasks = static_cast<int64_t>(attention_runs_.size()) * n.n_head;
   std::atomic<int64_t> next{0};
-  parallel(work, [&](int ith, int) {
-    std::byte* scratch = attention_scratch_.data() + ith * per_thread;
-    auto** qs = reinterpret_cast<const float**>(scratch + tile_bytes);
-    auto** outs = reinterpret_cast<float**>(scratch + tile_bytes + max_queries * sizeof(void*));
-    auto* pos = reinterpret_cast<int32_t*>(outs + max_queries);
-    int32_t* first = pos + max_queries;
-    int64_t* slot_rows = seq_rows_.as<int64_t>() + ith * len;
-    int64_t rows_for = -1;  // the slot whose rows are in `slot_rows`
+  parallel(rows * len * width, [&](int ith, int) {
+    float* scores = reinterpret_cast<float*>(attention_scratch_.data() + ith * per_thread);
     for (int64_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) {
-      const auto [t0, t1] = attention_runs_[task / n.n_head_kv];
-      const int kv_head = static_cast<int>(task % n.n_head_kv);
-      AttentionTile tile{layer, kv_head, n.head_dim, slot_rows, 0, qs, pos, outs, first, scale};
-      for (int64_t t = t0; t < t1; ++t)
-        for (int h = kv_head * group; h < (kv_head + 1) * group; ++h) {
-          qs[tile.n] = q + t * width + int64_t{h} * n.head_dim;
-          outs[tile.n] = out + t * width + int64_t{h} * n.head_dim;
-          first[tile.n] = 0;
-          pos[tile.n++] = last;
-        }
-      if (rows_for != slots[t0]) {
-        for (int64_t j = 0; j < len; ++j) slot_rows[j] = slots[t0] * len + j;
-        rows_for = slots[t0];
-      }
-      attention_tile(kv_, tile, scratch);
+      const auto [t0, t1] = attention_runs_[task / n.n_head];
+      const int64_t col = task % n.n_head * d;
+      const DenseHead head{q + t0 * width + col,
+                           nullptr,
+                           kv_.cross_values(n.layer, slots[t0]) + col,
+                           out + t0 * width + col,
+                           width,
+                           len,
+                           n.n_head_kv > 0 ? n.head_dim : 0,
+                           scale};
+      dense_attention_rows(head, kv_.cross_keys_transposed(n.layer, slots[t0]) + col * padded, 0, t1 - t0, scores);
     }
   });
 }

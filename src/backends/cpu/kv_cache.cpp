@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "backends/cpu/dense_attention.h"
 #include "backends/cpu/f16_rows.h"
 #include "common/error.h"
 
@@ -15,8 +16,14 @@ void KvCache::init(const graph::KvCacheConfig& config) {
   RAYO_CHECK(config.ring_blocks == 0 || config.n_ring_blocks >= config.ring_blocks, "KV ring pool smaller than a ring");
   RAYO_CHECK((config.cross_len > 0) == (config.n_cross_slots > 0), "cross-attention memory without slots");
   layers_.clear();
-  layers_.resize(config.n_layers * (config.cross_len > 0 ? 2 : 1));
-  for (int l = 0; l < static_cast<int>(layers_.size()); ++l) {
+  layers_.resize(config.n_layers);
+  cross_.clear();
+  if (config.cross_len > 0) {
+    cross_.resize(config.n_layers);
+    // Zero-filled: the keys' padding stays zero.
+    for (auto& c : cross_) c.resize(sizeof(float) * cross_slot_floats() * config.n_cross_slots);
+  }
+  for (int l = 0; l < config.n_layers; ++l) {
     layers_[l].k.resize(row_bytes_ * n_rows(l));
     layers_[l].v.resize(row_bytes_ * n_rows(l));
   }
@@ -46,10 +53,37 @@ void KvCache::copy_block(int64_t src, int64_t dst) {
   }
 }
 
+size_t KvCache::cross_keys_floats() const {
+  return static_cast<size_t>(config_.kv_width) * dense_padded_len(config_.cross_len);
+}
+size_t KvCache::cross_slot_floats() const {
+  return cross_keys_floats() + static_cast<size_t>(config_.cross_len) * config_.kv_width;
+}
+
+void KvCache::store_cross(int layer, int64_t slot, int64_t pos, const float* k, const float* v) {
+  RAYO_CHECK(layer >= 0 && layer < static_cast<int>(cross_.size()) && slot >= 0 && slot < config_.n_cross_slots &&
+                 pos >= 0 && pos < config_.cross_len,
+             "cross-attention position ", pos, " of slot ", slot, " outside the memory");
+  float* base = cross_[layer].as<float>() + slot * cross_slot_floats();
+  const int64_t padded = dense_padded_len(config_.cross_len);
+  for (int64_t c = 0; c < config_.kv_width; ++c) base[c * padded + pos] = k[c];
+  std::memcpy(base + cross_keys_floats() + pos * config_.kv_width, v, sizeof(float) * config_.kv_width);
+}
+
+const float* KvCache::cross_keys_transposed(int layer, int64_t slot) const {
+  return reinterpret_cast<const float*>(cross_[layer].data()) + slot * cross_slot_floats();
+}
+
+const float* KvCache::cross_values(int layer, int64_t slot) const {
+  return cross_keys_transposed(layer, slot) + cross_keys_floats();
+}
+
 size_t KvCache::bytes() const {
   size_t rows = 0;
   for (int l = 0; l < static_cast<int>(layers_.size()); ++l) rows += static_cast<size_t>(n_rows(l));
-  return 2 * row_bytes_ * rows;
+  size_t cross = 0;
+  for (const auto& c : cross_) cross += c.size();
+  return 2 * row_bytes_ * rows + cross;
 }
 
 }  // namespace rayo::cpu
