@@ -1,6 +1,7 @@
 #include "whisper/ct2_writer.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
