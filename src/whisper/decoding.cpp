@@ -112,10 +112,12 @@ class WindowDecoder {
     if (prompt_.size() > spec_.n_text_ctx)
       fail("the Whisper prompt has ", prompt_.size(), " tokens, more than the decoder's ", spec_.n_text_ctx);
     // CTranslate2: the prompt but its last token is the decoder's state before step 0.
+    // Never more positions than the decoder has, whatever max_length asks.
     const int start_step = static_cast<int>(prompt_.size()) - 1;
-    max_steps_ = std::min(options.max_length / 2, options.max_length - start_step);
+    const int max_length = std::min(options.max_length, static_cast<int>(spec_.n_text_ctx));
+    max_steps_ = std::min(max_length / 2, max_length - start_step);
     if (max_steps_ <= 0)
-      fail("the Whisper prompt has ", prompt_.size(), " tokens, leaving none to decode within ", options.max_length);
+      fail("the Whisper prompt has ", prompt_.size(), " tokens, leaving none to decode within ", max_length);
   }
 
   // The first step's logits (after the prompt's last token), and the no-speech
@@ -310,7 +312,8 @@ StepRules::StepRules(const WhisperSpec& s, const DecodeOptions& options, bool wi
       suppress.insert(suppress.end(), s.suppress_ids.begin(), s.suppress_ids.end());
   }
   if (options.suppress_blank) suppress_begin = s.suppress_ids_begin;
-  const auto index = static_cast<int32_t>(std::lround(options.max_initial_timestamp / 0.02));
+  // Python's round() (half to even), as faster-whisper computes max_initial_timestamp_index.
+  const auto index = static_cast<int32_t>(std::lrint(options.max_initial_timestamp / 0.02));
   max_initial_timestamp_id = s.timestamp_begin + index;
 }
 
