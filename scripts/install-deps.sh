@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libpcre2-dev
-  libsndfile1-dev libsoxr-dev libkissfft-dev
+  libsndfile1-dev libsoxr-dev libkissfft-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-pip python3-venv python3-dev
 )
