@@ -5,12 +5,31 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 #include "common/error.h"
 
 namespace rayo::audio {
+namespace {
+
+// Whether libsndfile found the data chunk shorter than its header declares (a
+// WAV cut short: a partial download, a copy that stopped). libsndfile reads
+// what is there and notes it in its log ("data : 120860 (should be 9956)");
+// a declared size of 0 or 0xFFFFFFFF is a streaming writer's "unknown
+// length" (ffmpeg writing to a pipe), not a truncation.
+bool truncated_data(SNDFILE* file) {
+  char log[4096] = {};
+  sf_command(file, SFC_GET_LOG_INFO, log, sizeof log);
+  const char* line = std::strstr(log, "\ndata : ");
+  if (!line) return false;
+  unsigned long long declared = 0, actual = 0;
+  if (std::sscanf(line, "\ndata : %llu (should be %llu)", &declared, &actual) != 2) return false;
+  return declared != 0 && declared != 0xFFFFFFFFull && actual < declared;
+}
+
+}  // namespace
 
 // Standard input as a seekable file for libsndfile's virtual I/O.
 struct AudioDecoder::StdinBuffer {
@@ -102,6 +121,10 @@ AudioDecoder::AudioDecoder(const std::string& path) : name_(path == "-" ? "stand
   if (declared_frames_ <= 0) {
     sf_close(file_);
     fail(name_, ": no audio samples");
+  }
+  if (truncated_data(file_)) {
+    sf_close(file_);
+    fail(name_, ": truncated audio (the file ends before the data its header declares)");
   }
 }
 

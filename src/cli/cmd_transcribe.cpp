@@ -2,6 +2,7 @@
 // the openai-whisper CLI do it (the same decoding rules and defaults).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -53,6 +54,14 @@ void run_transcribe(const TranscribeCommandOptions& o) {
   if (o.best_of < 1 || o.best_of > 16) fail("--best-of must be 1 to 16, got ", o.best_of);
   if (o.threads < 0) fail("-t must be a positive number of threads, got ", o.threads);
   const whisper::TranscriptFormat format = whisper::parse_transcript_format(o.output_format);
+  if (o.task != "transcribe" && o.task != "translate")
+    fail("--task must be transcribe or translate, got ", quote_for_message(o.task));
+  const auto& codes = whisper::WhisperTokenizer::language_codes();
+  if (!o.language.empty() && std::find(codes.begin(), codes.end(), o.language) == codes.end())
+    fail("unknown language code ", quote_for_message(o.language), " (Whisper's codes: en, de, fr, es, zh, ja, ...)");
+  if (o.temperatures.empty()) fail("--temperature needs at least one value");
+  for (double t : o.temperatures)
+    if (!(t >= 0.0 && t <= 2.0)) fail("--temperature values must be 0 to 2, got ", t);
   const bool to_directory = o.audio.size() > 1 && !o.output.empty();
   if (to_directory && !std::filesystem::is_directory(o.output))
     fail("with several audio files, -o names a directory for their transcripts; ", quote_for_message(o.output),
@@ -60,6 +69,9 @@ void run_transcribe(const TranscribeCommandOptions& o) {
 
   const whisper::WhisperFiles files = whisper::load_ct2_whisper(o.model);
   const auto tokenizer = whisper::WhisperTokenizer::from_folder(files, o.model);
+  if (!tokenizer.multilingual() && ((!o.language.empty() && o.language != "en") || o.task == "translate"))
+    std::fprintf(stderr, "rayo: warning: this model is English-only: it transcribes English (--language %s --task %s ignored)\n",
+                 o.language.empty() ? "auto" : o.language.c_str(), o.task.c_str());
   whisper::GraphRunnerOptions runner_options;
   runner_options.backend.device = o.device;
   runner_options.backend.n_threads = o.threads;

@@ -1,0 +1,144 @@
+// rayo's Whisper against faster-whisper 1.2.1 on the real tiny.en
+// (shared/whisper/reference/faster-whisper-*.json, made with language "en",
+// temperature 0 alone, no conditioning on previous text): every shared clip's
+// text, greedy and beam 5 without timestamps, and greedy with timestamps
+// segment by segment (tokens, times, statistics), on rayo's CPU backend.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "audio/audio_stream.h"
+#include "audio/log_mel.h"
+#include "support/paths.h"
+#include "support/real_model.h"
+#include "whisper/graph_runner.h"
+#include "whisper/transcribe.h"
+#include "whisper/whisper_tokenizer.h"
+
+namespace rayo::whisper {
+namespace {
+
+nlohmann::json reference(const std::string& name) {
+  std::ifstream in(test::shared_path("whisper/reference/" + name));
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+struct Model {
+  WhisperFiles files;
+  WhisperTokenizer tokenizer;
+  Model(WhisperFiles f, const std::string& folder)
+      : files(std::move(f)), tokenizer(WhisperTokenizer::from_folder(files, folder)) {}
+};
+
+class WhisperReference : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!test::real_whisper_absent().empty() || test::shared_dir().empty()) return;
+    const std::string folder = test::real_whisper_dir().string();
+    model_ = new Model(load_ct2_whisper(folder), folder);
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    model_ = nullptr;
+  }
+  void SetUp() override {
+    if (const std::string why = test::real_whisper_absent(); !why.empty()) GTEST_SKIP() << why;
+    RAYO_REQUIRE_SHARED();
+  }
+
+  // The reference's settings: language en, temperature 0 only, no previous text.
+  static TranscribeOptions options(int beam_size, bool timestamps) {
+    TranscribeOptions o;
+    o.language = "en";
+    o.beam_size = beam_size;
+    o.temperatures = {0.0};
+    o.condition_on_previous_text = false;
+    o.without_timestamps = !timestamps;
+    return o;
+  }
+
+  static Transcript transcribe_clip(GraphWhisperRunner& runner, const std::string& clip, const TranscribeOptions& o) {
+    const auto samples = audio::load_audio(test::shared_path("whisper/audio/" + clip + ".wav").string());
+    const audio::LogMel mel = audio::LogMelSpectrogram(80).compute(samples);
+    return transcribe(runner, model_->tokenizer, mel, o);
+  }
+
+  static void expect_texts(const std::string& file, WeightFormat weights, int beam_size) {
+    const auto ref = reference(file);
+    GraphWhisperRunner runner(model_->files, GraphRunnerOptions{{"cpu", 2}, beam_size, weights});
+    for (const auto& [clip, text] : ref["texts"].items())
+      EXPECT_EQ(transcribe_clip(runner, clip, options(beam_size, false)).text(), text.get<std::string>()) << clip;
+  }
+
+  static Model* model_;
+};
+Model* WhisperReference::model_ = nullptr;
+
+TEST_F(WhisperReference, GreedyTextsEqualFasterWhisperFloat32) {
+  expect_texts("faster-whisper-greedy-f32.json", WeightFormat::AsStored, 1);
+}
+
+TEST_F(WhisperReference, BeamFiveTextsEqualFasterWhisperFloat32) {
+  expect_texts("faster-whisper-beam5-f32.json", WeightFormat::AsStored, 5);
+}
+
+// Timestamps on: faster-whisper seeks by them, so the segments' times and the
+// windows (seek) must agree too, not only the text.
+TEST_F(WhisperReference, TimestampedSegmentsEqualFasterWhisperFloat32) {
+  const auto ref = reference("faster-whisper-greedy-f32-timestamps.json");
+  GraphWhisperRunner runner(model_->files, GraphRunnerOptions{{"cpu", 2}, 1, WeightFormat::AsStored});
+  for (const auto& [clip, segments] : ref["segments"].items()) {
+    const Transcript t = transcribe_clip(runner, clip, options(1, true));
+    EXPECT_EQ(t.text(), ref["texts"][clip].get<std::string>()) << clip;
+    ASSERT_EQ(t.segments.size(), segments.size()) << clip;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      const Segment& s = t.segments[i];
+      const auto& r = segments[i];
+      EXPECT_EQ(s.tokens, r["tokens"].get<std::vector<int32_t>>()) << clip << " segment " << i;
+      EXPECT_NEAR(s.start, r["start"].get<double>(), 1e-6) << clip << " segment " << i;
+      EXPECT_NEAR(s.end, r["end"].get<double>(), 1e-6) << clip << " segment " << i;
+      EXPECT_EQ(s.seek, r["seek"].get<int64_t>()) << clip << " segment " << i;
+      // The statistics the fallback judges by, from logits within ~1e-3 of CTranslate2's.
+      EXPECT_NEAR(s.avg_logprob, r["avg_logprob"].get<double>(), 2e-3) << clip << " segment " << i;
+      EXPECT_NEAR(s.no_speech_prob, r["no_speech_prob"].get<double>(), 2e-3) << clip << " segment " << i;
+      EXPECT_NEAR(s.compression_ratio, r["compression_ratio"].get<double>(), 1e-9) << clip << " segment " << i;
+    }
+  }
+}
+
+// Weights quantized at load differ from CTranslate2's int8 (per-row scales,
+// int8 activations) in rounding, not in kind: the short clips read the same,
+// and long.wav differs by at most one word ("Long recording" where
+// CTranslate2 int8 reads "Longer", as float32 does).
+TEST_F(WhisperReference, Int8GreedyTextsMatchFasterWhisperInt8) {
+  const auto ref = reference("faster-whisper-greedy-int8.json");
+  GraphWhisperRunner runner(model_->files, GraphRunnerOptions{{"cpu", 2}, 1, WeightFormat::Int8});
+  for (const auto& [clip, text] : ref["texts"].items()) {
+    const std::string got = transcribe_clip(runner, clip, options(1, false)).text();
+    if (clip != "long") {
+      EXPECT_EQ(got, text.get<std::string>()) << clip;
+      continue;
+    }
+    const auto a = words(got), b = words(text.get<std::string>());
+    ASSERT_EQ(a.size(), b.size()) << got;
+    int differing = 0;
+    for (size_t i = 0; i < a.size(); ++i) differing += a[i] != b[i];
+    EXPECT_LE(differing, 1) << got;
+  }
+}
+
+}  // namespace
+}  // namespace rayo::whisper
