@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "backends/cpu/encoder_decoder_ops.h"
 #include "common/error.h"
 
 namespace rayo::whisper {
@@ -17,15 +18,12 @@ constexpr float kDisabled = std::numeric_limits<float>::lowest();
 float log_sum_exp(std::span<const float> v) {
   const float m = *std::max_element(v.begin(), v.end());
   if (m == kDisabled || !std::isfinite(m)) return m;
-  double sum = 0;
-  for (const float x : v) sum += std::exp(static_cast<double>(x) - m);
-  return m + static_cast<float>(std::log(sum));
+  return m + static_cast<float>(std::log(cpu::sum_exp(v.data(), static_cast<int64_t>(v.size()), m)));
 }
 
 double softmax_at(std::span<const float> logits, int32_t id) {
   const float m = *std::max_element(logits.begin(), logits.end());
-  double sum = 0;
-  for (const float x : logits) sum += std::exp(static_cast<double>(x) - m);
+  const double sum = cpu::sum_exp(logits.data(), static_cast<int64_t>(logits.size()), m);
   return std::exp(static_cast<double>(logits[id]) - m) / sum;
 }
 

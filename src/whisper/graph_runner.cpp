@@ -17,7 +17,10 @@ constexpr int64_t kBlockSize = 16;
 }  // namespace
 
 GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRunnerOptions& options)
-    : files_(files), weights_(files.model, options.weights), choice_(runtime::resolve(options.backend)), max_sequences_(std::max(1, options.max_sequences)) {
+    : files_(files),
+      choice_(runtime::resolve(options.backend)),
+      weights_(files.model, options.weights, choice_.n_threads),
+      max_sequences_(std::max(1, options.max_sequences)) {
   if (choice_.device == "cuda")
     fail("Whisper runs on the CPU so far: the CUDA backend has no encoder-decoder kernels yet (use --device cpu)");
   backend_ = std::make_unique<cpu::CpuBackend>(choice_.n_threads, /*progress=*/false, choice_.fuse);

@@ -59,8 +59,8 @@ class GraphWhisperRunner final : public WhisperRunner {
   void release(Slot& slot);
 
   const WhisperFiles& files_;
-  WeightStore weights_;
   runtime::BackendChoice choice_;
+  WeightStore weights_;
   int max_sequences_;
   std::unique_ptr<graph::Backend> backend_;
   graph::KvCacheConfig kv_;

@@ -1,6 +1,9 @@
 #include "whisper/weight_store.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <thread>
 #include <string_view>
 #include <vector>
 
@@ -41,24 +44,14 @@ WeightFormat weight_format(const std::string& compute_type) {
   fail("unknown compute type '", compute_type, "' (default, float32, float16 or int8)");
 }
 
-WeightStore::WeightStore(const Ct2Model& model, WeightFormat format) : model_(model) {
-  std::vector<float> row;
-  std::vector<std::byte> stored;  // one row, aligned for the dequantizer
+WeightStore::WeightStore(const Ct2Model& model, WeightFormat format, int n_threads) : model_(model) {
+  std::vector<const Ct2Variable*> to_quantize;
   for (const Ct2Variable& v : model.variables()) {
     if (format == WeightFormat::Int8 && quantizable(v)) {
-      const TensorType from = stored_type(model, v);
       const int64_t rows = v.shape[0];
       const int64_t cols = static_cast<int64_t>(v.elements()) / rows;
-      Copy copy{AlignedBuffer(rayo::row_bytes(TensorType::Q8_0, cols) * rows, 64), TensorType::Q8_0};
-      row.resize(cols);
-      stored.resize(rayo::row_bytes(from, cols));
-      for (int64_t r = 0; r < rows; ++r) {
-        std::memcpy(stored.data(), v.bytes.data() + r * stored.size(), stored.size());
-        quant::dequantize_row(from, stored.data(), row.data(), cols);
-        quant::quantize_row(TensorType::Q8_0, row.data(), copy.bytes.data() + r * rayo::row_bytes(TensorType::Q8_0, cols),
-                            cols);
-      }
-      copies_.emplace(&v, std::move(copy));
+      copies_.emplace(&v, Copy{AlignedBuffer(rayo::row_bytes(TensorType::Q8_0, cols) * rows, 64), TensorType::Q8_0});
+      to_quantize.push_back(&v);
       continue;
     }
     if (reinterpret_cast<uintptr_t>(v.bytes.data()) % 64 == 0 || v.bytes.empty() || !is_float(v.type)) continue;
@@ -66,6 +59,32 @@ WeightStore::WeightStore(const Ct2Model& model, WeightFormat format) : model_(mo
     std::memcpy(copy.bytes.data(), v.bytes.data(), v.bytes.size());
     copies_.emplace(&v, std::move(copy));
   }
+
+  // The quantization, a variable at a time on each thread (largest first would
+  // balance better; the embedding is first in the file anyway).
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    std::vector<float> row;
+    std::vector<std::byte> stored;  // one row, aligned for the dequantizer
+    for (size_t i; (i = next.fetch_add(1)) < to_quantize.size();) {
+      const Ct2Variable& v = *to_quantize[i];
+      const TensorType from = stored_type(model, v);
+      const int64_t rows = v.shape[0];
+      const int64_t cols = static_cast<int64_t>(v.elements()) / rows;
+      std::byte* out = copies_.at(&v).bytes.data();
+      row.resize(cols);
+      stored.resize(rayo::row_bytes(from, cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        std::memcpy(stored.data(), v.bytes.data() + r * stored.size(), stored.size());
+        quant::dequantize_row(from, stored.data(), row.data(), cols);
+        quant::quantize_row(TensorType::Q8_0, row.data(), out + r * rayo::row_bytes(TensorType::Q8_0, cols), cols);
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::max(1, n_threads); ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
 }
 
 const std::byte* WeightStore::data(const Ct2Variable& v) const {

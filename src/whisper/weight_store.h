@@ -24,7 +24,8 @@ WeightFormat weight_format(const std::string& compute_type);
 
 class WeightStore {
  public:
-  WeightStore(const Ct2Model& model, WeightFormat format);
+  // Quantizing (int8) runs on n_threads threads.
+  WeightStore(const Ct2Model& model, WeightFormat format, int n_threads = 1);
 
   // The variable's bytes, 64-byte aligned, in type(v).
   const std::byte* data(const Ct2Variable& v) const;

@@ -65,9 +65,34 @@ __attribute__((target("avx2,fma"))) int64_t scaled_exp_avx2(float* x, int64_t n,
   for (float lane : lanes) sum += lane;
   return i;
 }
+
+__attribute__((target("avx2,fma"))) int64_t sum_exp_avx2(const float* x, int64_t n, float shift, double& sum) {
+  const __m256 m = _mm256_set1_ps(shift);
+  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+    lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+    hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+  }
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, _mm256_add_pd(lo, hi));
+  sum += (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+  return i;
+}
 #endif
 
 }  // namespace
+
+double sum_exp(const float* x, int64_t n, float shift) {
+  double sum = 0.0;
+  int64_t i = 0;
+#if defined(__x86_64__)
+  if (active_isa() != Isa::Scalar) i = sum_exp_avx2(x, n, shift, sum);
+#endif
+  for (; i < n; ++i) sum += std::exp(x[i] - shift);
+  return sum;
+}
 
 void softmax_row(float* x, int64_t n, float scale) {
   float max = -INFINITY;

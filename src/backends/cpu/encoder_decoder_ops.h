@@ -12,6 +12,10 @@ void layer_norm_row(const float* x, const float* w, const float* b, float* y, in
 // y = x / 2 * (1 + erf(x / sqrt 2)): the exact GELU of Whisper and BERT (not the tanh form).
 void gelu_row(const float* x, float* y, int64_t n);
 
+// sum_i e^(x_i - shift), accumulated in double: a log-softmax's normaliser over
+// a vocabulary (Whisper's decoding takes one or more per token and row).
+double sum_exp(const float* x, int64_t n, float shift);
+
 // x = softmax(x * scale) in place: e^(scale (x_i - max)) / sum.
 void softmax_row(float* x, int64_t n, float scale);
 
