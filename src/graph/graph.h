@@ -83,13 +83,13 @@ struct Node {
 struct GraphConfig {
   int64_t max_tokens = 1;     // rows of a step (batch bucket)
   int64_t max_outputs = 1;    // rows of Outputs values (rows that get logits)
-  int64_t max_frames = 0;     // rows of Frames values (an encoder's input frames)
   // Every row's arithmetic the same whatever the step's size and other rows, so
   // that a sequence's tokens do not depend on what it is batched with. A
   // backend may otherwise pick faster kernels by the step's size (the CUDA
   // backend: tensor cores for steps of 32 tokens or more); the CPU's rows are
   // independent either way.
   bool batch_invariant = false;
+  int64_t max_frames = 0;     // rows of Frames values (an encoder's input frames)
 };
 
 // The weights node n multiplies its input by: MatMul's, and those of the fused
