@@ -308,7 +308,7 @@ TEST(WhisperDecoding, LengthPenaltyRanksHypotheses) {
 // a then the end (-0.69), or b and a long tail of unlikely tokens (below -1.6 a token).
 ScriptedRunner::Script sampling_script() {
   return [](const std::vector<int32_t>& s) {
-    if (s.size() == 2) return probs({{1, 0.5}, {2, 0.5}});
+    if (s.size() <= 2) return probs({{1, 0.5}, {2, 0.5}});  // the prompt (and the no-speech row's prefix)
     if (s[2] == 1) return probs({{kEot, 1.0}});
     return probs({{kEot, 0.2}, {3, 0.2}, {4, 0.2}, {6, 0.2}, {7, 0.2}});
   };
