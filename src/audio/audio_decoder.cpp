@@ -31,17 +31,18 @@ bool truncated_data(SNDFILE* file) {
 
 }  // namespace
 
-// Standard input as a seekable file for libsndfile's virtual I/O.
-struct AudioDecoder::StdinBuffer {
+// Bytes in memory (standard input, an upload) as a seekable file for
+// libsndfile's virtual I/O.
+struct AudioDecoder::MemoryFile {
   std::vector<unsigned char> bytes;
   sf_count_t position = 0;
 
   static sf_count_t length(void* self) {
-    return static_cast<sf_count_t>(static_cast<StdinBuffer*>(self)->bytes.size());
+    return static_cast<sf_count_t>(static_cast<MemoryFile*>(self)->bytes.size());
   }
 
   static sf_count_t seek(sf_count_t offset, int whence, void* self) {
-    auto* b = static_cast<StdinBuffer*>(self);
+    auto* b = static_cast<MemoryFile*>(self);
     const sf_count_t size = static_cast<sf_count_t>(b->bytes.size());
     sf_count_t target = offset;
     if (whence == SEEK_CUR) target += b->position;
@@ -52,7 +53,7 @@ struct AudioDecoder::StdinBuffer {
   }
 
   static sf_count_t read(void* out, sf_count_t count, void* self) {
-    auto* b = static_cast<StdinBuffer*>(self);
+    auto* b = static_cast<MemoryFile*>(self);
     const sf_count_t available = static_cast<sf_count_t>(b->bytes.size()) - b->position;
     const sf_count_t n = std::clamp<sf_count_t>(count, 0, available);
     std::memcpy(out, b->bytes.data() + b->position, static_cast<size_t>(n));
@@ -61,7 +62,7 @@ struct AudioDecoder::StdinBuffer {
   }
 
   static sf_count_t write(const void*, sf_count_t, void*) { return 0; }
-  static sf_count_t tell(void* self) { return static_cast<StdinBuffer*>(self)->position; }
+  static sf_count_t tell(void* self) { return static_cast<MemoryFile*>(self)->position; }
 };
 
 namespace {
@@ -94,12 +95,9 @@ std::string one_line(const char* reason) {
 AudioDecoder::AudioDecoder(const std::string& path) : name_(path == "-" ? "standard input" : path) {
   SF_INFO info{};
   if (path == "-") {
-    stdin_buffer_ = std::make_unique<StdinBuffer>();
-    stdin_buffer_->bytes = read_all_stdin();
-    if (stdin_buffer_->bytes.empty()) fail(name_, ": empty input, no audio");
-    static SF_VIRTUAL_IO io{&StdinBuffer::length, &StdinBuffer::seek, &StdinBuffer::read, &StdinBuffer::write,
-                            &StdinBuffer::tell};
-    file_ = sf_open_virtual(&io, SFM_READ, &info, stdin_buffer_.get());
+    memory_ = std::make_unique<MemoryFile>();
+    memory_->bytes = read_all_stdin();
+    open_memory(info);
   } else {
     // Checked here because libsndfile gives one reason for all of these.
     std::error_code ec;
@@ -110,22 +108,38 @@ AudioDecoder::AudioDecoder(const std::string& path) : name_(path == "-" ? "stand
       fail(path, ": empty file, no audio");
     file_ = sf_open(path.c_str(), SFM_READ, &info);
   }
+  check_header(info);
+}
+
+AudioDecoder::AudioDecoder(std::string name, std::vector<unsigned char> bytes) : name_(std::move(name)) {
+  SF_INFO info{};
+  memory_ = std::make_unique<MemoryFile>();
+  memory_->bytes = std::move(bytes);
+  open_memory(info);
+  check_header(info);
+}
+
+void AudioDecoder::open_memory(SF_INFO& info) {
+  if (memory_->bytes.empty()) fail(name_, ": empty input, no audio");
+  static SF_VIRTUAL_IO io{&MemoryFile::length, &MemoryFile::seek, &MemoryFile::read, &MemoryFile::write,
+                          &MemoryFile::tell};
+  file_ = sf_open_virtual(&io, SFM_READ, &info, memory_.get());
+}
+
+void AudioDecoder::check_header(const SF_INFO& info) {
   if (!file_) fail(name_, ": not a readable audio file (", one_line(sf_strerror(nullptr)), ")");
   sample_rate_ = info.samplerate;
   channels_ = info.channels;
   declared_frames_ = info.frames;
-  if (sample_rate_ <= 0 || channels_ <= 0) {
+  auto refuse = [&](auto&&... why) {
     sf_close(file_);
-    fail(name_, ": invalid audio header (", channels_, " channels at ", sample_rate_, " Hz)");
-  }
-  if (declared_frames_ <= 0) {
-    sf_close(file_);
-    fail(name_, ": no audio samples");
-  }
-  if (truncated_data(file_)) {
-    sf_close(file_);
-    fail(name_, ": truncated audio (the file ends before the data its header declares)");
-  }
+    file_ = nullptr;
+    fail(name_, why...);
+  };
+  if (sample_rate_ <= 0 || channels_ <= 0)
+    refuse(": invalid audio header (", channels_, " channels at ", sample_rate_, " Hz)");
+  if (declared_frames_ <= 0) refuse(": no audio samples");
+  if (truncated_data(file_)) refuse(": truncated audio (the file ends before the data its header declares)");
 }
 
 AudioDecoder::~AudioDecoder() {

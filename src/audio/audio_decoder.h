@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-struct sf_private_tag;  // libsndfile's SNDFILE, kept out of this header
+struct sf_private_tag;  // libsndfile's SNDFILE and SF_INFO, kept out of this header
+struct SF_INFO;
 
 namespace rayo::audio {
 
@@ -18,6 +19,8 @@ class AudioDecoder {
   // containers need to seek). Throws rayo::Error in one line for a missing or
   // empty file, a file libsndfile does not recognise, and audio with no samples.
   explicit AudioDecoder(const std::string& path);
+  // Decodes a file's bytes held in memory (an upload); NAME is what errors call it.
+  AudioDecoder(std::string name, std::vector<unsigned char> bytes);
   ~AudioDecoder();
   AudioDecoder(const AudioDecoder&) = delete;
   AudioDecoder& operator=(const AudioDecoder&) = delete;
@@ -34,9 +37,14 @@ class AudioDecoder {
   size_t read_mono(std::span<float> out);
 
  private:
-  struct StdinBuffer;
+  struct MemoryFile;
+  // Opens memory_'s bytes through libsndfile's virtual I/O.
+  void open_memory(SF_INFO& info);
+  // Checks what libsndfile found in the header (throws, closing the file).
+  void check_header(const SF_INFO& info);
+
   std::string name_;
-  std::unique_ptr<StdinBuffer> stdin_buffer_;  // the bytes libsndfile reads through virtual I/O for "-"
+  std::unique_ptr<MemoryFile> memory_;  // the bytes libsndfile reads through virtual I/O ("-", uploads)
   sf_private_tag* file_ = nullptr;
   int sample_rate_ = 0;
   int channels_ = 0;

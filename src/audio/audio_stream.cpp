@@ -11,7 +11,15 @@ namespace {
 constexpr size_t kDecodeBlockFrames = 1 << 14;
 }  // namespace
 
-AudioStream::AudioStream(const std::string& path) : decoder_(path), decoded_(kDecodeBlockFrames) {
+AudioStream::AudioStream(const std::string& path) : decoder_(path) { start(); }
+
+AudioStream::AudioStream(std::string name, std::vector<unsigned char> bytes)
+    : decoder_(std::move(name), std::move(bytes)) {
+  start();
+}
+
+void AudioStream::start() {
+  decoded_.resize(kDecodeBlockFrames);
   if (decoder_.sample_rate() != kWhisperSampleRate)
     resampler_ = std::make_unique<Resampler>(decoder_.sample_rate(), kWhisperSampleRate);
 }
@@ -46,13 +54,24 @@ size_t AudioStream::read(std::span<float> out) {
   return written;
 }
 
-std::vector<float> load_audio(const std::string& path) {
-  AudioStream stream(path);
+namespace {
+std::vector<float> read_all(AudioStream& stream, const std::string& name) {
   std::vector<float> samples;
   std::vector<float> block(1 << 16);
   while (const size_t n = stream.read(block)) samples.insert(samples.end(), block.begin(), block.begin() + n);
-  if (samples.empty()) fail(path == "-" ? "standard input" : path, ": no audio samples");
+  if (samples.empty()) fail(name, ": no audio samples");
   return samples;
+}
+}  // namespace
+
+std::vector<float> load_audio(const std::string& path) {
+  AudioStream stream(path);
+  return read_all(stream, path == "-" ? "standard input" : path);
+}
+
+std::vector<float> load_audio(std::string name, std::vector<unsigned char> bytes) {
+  AudioStream stream(name, std::move(bytes));
+  return read_all(stream, name);
 }
 
 }  // namespace rayo::audio

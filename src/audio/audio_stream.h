@@ -19,6 +19,8 @@ class AudioStream {
  public:
   // Throws rayo::Error (one line) as AudioDecoder does.
   explicit AudioStream(const std::string& path);
+  // Decodes a file's bytes held in memory (an upload); NAME is what errors call it.
+  AudioStream(std::string name, std::vector<unsigned char> bytes);
 
   // Fills out with the next 16 kHz mono samples and returns how many; fewer than
   // out.size() only at the end of the audio, 0 once it has all been read.
@@ -30,6 +32,8 @@ class AudioStream {
  private:
   // Decodes (and resamples) one more block into pending_; false at the end.
   bool refill();
+  // The constructors' common part, once decoder_ is open.
+  void start();
 
   AudioDecoder decoder_;
   std::unique_ptr<Resampler> resampler_;  // none when the source is already at 16 kHz (kept bit-exact)
@@ -42,5 +46,7 @@ class AudioStream {
 // The whole clip at 16 kHz mono, for audio that fits in memory (a 30-s window,
 // a test clip). Throws rayo::Error for unreadable or empty audio.
 std::vector<float> load_audio(const std::string& path);
+// The same for a file's bytes held in memory (an upload); NAME is what errors call it.
+std::vector<float> load_audio(std::string name, std::vector<unsigned char> bytes);
 
 }  // namespace rayo::audio

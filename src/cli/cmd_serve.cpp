@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -11,7 +12,10 @@
 #include "cli/options.h"
 #include "common/error.h"
 #include "runtime/scheduler.h"
+#include "server/audio_api.h"
 #include "server/http_server.h"
+#include "whisper/transcriber.h"
+#include "whisper/weight_store.h"
 
 namespace rayo::cli {
 namespace {
@@ -29,22 +33,16 @@ struct ServeOptions {
   bool batch_invariant = false;
   std::string api_key;
   std::string alias;
-  size_t max_body = 16u << 20;
+  size_t max_body = 25u << 20;
   double shutdown_timeout = 10;
+  std::string whisper;                 // --whisper FOLDER
+  int whisper_beam_size = 5;
+  std::string whisper_compute_type = "default";
 };
 
-void serve(const ServeOptions& o) {
-  if (o.parallel < 1) fail("--parallel must be at least 1, got ", o.parallel);
-  if (o.shutdown_timeout < 0) fail("--shutdown-timeout must not be negative");
-  // SIGINT/SIGTERM are taken by one thread (sigwait), so every other thread
-  // started from here on has them blocked.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
+// The language model's scheduler, or none without -m.
+std::unique_ptr<runtime::Scheduler> start_scheduler(const ServeOptions& o) {
+  if (o.model.model.empty()) return nullptr;
   auto model = load_model(o.model);
   const auto session = session_options(o.model, *model);
   runtime::SchedulerOptions so;
@@ -57,43 +55,96 @@ void serve(const ServeOptions& o) {
   so.prefix_cache = !o.no_prefix_cache;
   so.batch_invariant = o.batch_invariant;
   so.backend = session.backend;
-  runtime::Scheduler scheduler(model, so);
+  return std::make_unique<runtime::Scheduler>(model, so);
+}
+
+// The Whisper model, or none without --whisper. It runs on the CPU (the CUDA
+// backend has no Whisper kernels yet), with -t threads.
+std::unique_ptr<whisper::Transcriber> load_transcriber(const ServeOptions& o) {
+  if (o.whisper.empty()) return nullptr;
+  if (o.whisper_beam_size < 1 || o.whisper_beam_size > 16)
+    fail("--whisper-beam-size must be 1 to 16, got ", o.whisper_beam_size);
+  whisper::GraphRunnerOptions ro;
+  ro.backend.device = "cpu";
+  ro.backend.n_threads = o.model.threads;
+  ro.max_sequences = std::max(o.whisper_beam_size, server::kAudioBestOf);
+  ro.weights = whisper::weight_format(o.whisper_compute_type);
+  return std::make_unique<whisper::Transcriber>(o.whisper, ro);
+}
+
+std::string served_name(const std::string& path) {
+  std::filesystem::path p(path);
+  if (!p.has_filename()) p = p.parent_path();  // a folder given as "dir/"
+  return p.filename().string();
+}
+
+void serve(const ServeOptions& o) {
+  if (o.model.model.empty() && o.whisper.empty())
+    fail("nothing to serve: give a language model (-m MODEL.gguf), a Whisper model (--whisper FOLDER), or both");
+  if (o.parallel < 1) fail("--parallel must be at least 1, got ", o.parallel);
+  if (o.shutdown_timeout < 0) fail("--shutdown-timeout must not be negative");
+  // SIGINT/SIGTERM are taken by one thread (sigwait), so every other thread
+  // started from here on has them blocked.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::unique_ptr<runtime::Scheduler> scheduler = start_scheduler(o);
+  const std::unique_ptr<whisper::Transcriber> transcriber = load_transcriber(o);
 
   server::ServerOptions sv;
   sv.host = o.host;
   sv.port = o.port;
   sv.api_key = o.api_key;
-  sv.model_name = o.alias.empty() ? std::filesystem::path(o.model.model).filename().string() : o.alias;
+  sv.model_name = o.alias.empty() ? served_name(o.model.model) : o.alias;
   sv.max_body_bytes = o.max_body;
-  server::HttpServer http(scheduler, sv);
+  sv.audio.model_name = served_name(o.whisper);
+  sv.audio.beam_size = o.whisper_beam_size;
+  sv.audio.max_queue = o.max_queue;
+  server::HttpServer http(scheduler.get(), transcriber.get(), sv);
   const int port = http.bind();
+  auto in_flight = [&] {
+    return (scheduler ? scheduler->in_flight() : 0) + (transcriber ? http.audio_in_flight() : 0);
+  };
 
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
     std::fprintf(stderr, "rayo serve: %s received, finishing %lld requests in flight\n",
-                 sig == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long long>(scheduler.in_flight()));
+                 sig == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long long>(in_flight()));
     // New requests get 503 from now on; streams in flight run to their end
     // (bounded by --shutdown-timeout) before the listener closes, because
     // closing it also ends the responses still being written.
-    scheduler.drain();
+    if (scheduler) scheduler->drain();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.shutdown_timeout);
-    auto busy = [&] { return scheduler.in_flight() > 0 || http.streams_open() > 0; };
+    auto busy = [&] { return in_flight() > 0 || http.streams_open() > 0; };
     while (busy() && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    scheduler.stop();  // cancels whatever is left; its clients get an error event
+    if (scheduler) scheduler->stop();  // cancels whatever is left; its clients get an error event
     const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (http.streams_open() > 0 && std::chrono::steady_clock::now() < grace)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     http.stop();
   });
 
-  std::fprintf(stderr, "rayo serve: %s on http://%s:%d (%lld sequences of %lld tokens, %lld KV blocks, buckets",
-               sv.model_name.c_str(), o.host.c_str(), port, static_cast<long long>(so.max_seqs),
-               static_cast<long long>(so.max_seq_len), static_cast<long long>(scheduler.stats().blocks_total));
-  for (int64_t b : scheduler.buckets()) std::fprintf(stderr, " %lld", static_cast<long long>(b));
-  std::fprintf(stderr, "; on the %s%s)\n", std::string(scheduler.device()).c_str(),
-               so.batch_invariant ? ", batch-invariant" : "");
+  if (scheduler) {
+    const auto& so = scheduler->options();
+    std::fprintf(stderr, "rayo serve: %s on http://%s:%d (%lld sequences of %lld tokens, %lld KV blocks, buckets",
+                 sv.model_name.c_str(), o.host.c_str(), port, static_cast<long long>(so.max_seqs),
+                 static_cast<long long>(so.max_seq_len), static_cast<long long>(scheduler->stats().blocks_total));
+    for (int64_t b : scheduler->buckets()) std::fprintf(stderr, " %lld", static_cast<long long>(b));
+    std::fprintf(stderr, "; on the %s%s)\n", std::string(scheduler->device()).c_str(),
+                 so.batch_invariant ? ", batch-invariant" : "");
+  }
+  if (transcriber)
+    std::fprintf(stderr,
+                 "rayo serve: Whisper %s on http://%s:%d/v1/audio/transcriptions and translations (beam size %d, "
+                 "%s weights, on the CPU with %d threads)\n",
+                 sv.audio.model_name.c_str(), o.host.c_str(), port, o.whisper_beam_size,
+                 o.whisper_compute_type.c_str(), transcriber->n_threads());
   std::printf("listening on http://%s:%d\n", o.host.c_str(), port);
   std::fflush(stdout);
   http.run();
@@ -104,12 +155,21 @@ void serve(const ServeOptions& o) {
 void setup(CLI::App& root) {
   auto o = std::make_shared<ServeOptions>();
   auto* cmd = root.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
-  add_model_options(cmd, o->model);
+  add_model_options(cmd, o->model, /*model_required=*/false);
+  cmd->add_option("--whisper", o->whisper,
+                  "Whisper model folder (CTranslate2) to answer /v1/audio/transcriptions and translations, "
+                  "with or without -m");
+  cmd->add_option("--whisper-beam-size", o->whisper_beam_size, "beams of each transcription (1: greedy)")
+      ->capture_default_str();
+  cmd->add_option("--whisper-compute-type", o->whisper_compute_type,
+                  "default (Whisper weights as stored) or int8 (quantized at load: faster)")
+      ->capture_default_str();
   cmd->add_option("--host", o->host, "address to listen on (loopback by default)")->capture_default_str();
   cmd->add_option("--port", o->port, "TCP port (0: any free port, printed on stdout)")->capture_default_str();
   cmd->add_option("--parallel,--n-parallel", o->parallel, "sequences decoded together")->capture_default_str();
   cmd->add_option("--prefill-chunk", o->prefill_chunk, "prompt tokens per batched step")->capture_default_str();
-  cmd->add_option("--max-queue", o->max_queue, "requests that may wait for a free sequence before 503")
+  cmd->add_option("--max-queue", o->max_queue,
+                  "requests that may wait for a free sequence (or for the Whisper model) before 503")
       ->capture_default_str();
   cmd->add_option("--kv-blocks", o->kv_blocks, "KV cache blocks of 16 positions (0: --parallel full contexts)")
       ->capture_default_str();
@@ -125,7 +185,8 @@ void setup(CLI::App& root) {
                 "steps: slower long prompts); the CPU always does");
   cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every endpoint but /health");
   cmd->add_option("-a,--alias", o->alias, "model name in responses (default: the file name)");
-  cmd->add_option("--max-body-bytes", o->max_body, "largest request body accepted")->capture_default_str();
+  cmd->add_option("--max-body-bytes", o->max_body, "largest request body accepted (an audio upload included)")
+      ->capture_default_str();
   cmd->add_option("--shutdown-timeout", o->shutdown_timeout,
                   "seconds in-flight requests may take to finish after SIGINT/SIGTERM")
       ->capture_default_str();

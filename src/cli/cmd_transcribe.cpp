@@ -10,16 +10,13 @@
 #include <memory>
 
 #include "audio/audio_stream.h"
-#include "audio/log_mel.h"
 #include "cli/command.h"
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/progress.h"
 #include "common/strings.h"
-#include "whisper/graph_runner.h"
-#include "whisper/transcribe.h"
+#include "whisper/transcriber.h"
 #include "whisper/transcript_writer.h"
-#include "whisper/whisper_spec.h"
 #include "whisper/whisper_tokenizer.h"
 
 namespace rayo::cli {
@@ -67,19 +64,16 @@ void run_transcribe(const TranscribeCommandOptions& o) {
     fail("with several audio files, -o names a directory for their transcripts; ", quote_for_message(o.output),
          " is not one");
 
-  const whisper::WhisperFiles files = whisper::load_ct2_whisper(o.model);
-  const auto tokenizer = whisper::WhisperTokenizer::from_folder(files, o.model);
-  if (!tokenizer.multilingual() && ((!o.language.empty() && o.language != "en") || o.task == "translate"))
-    std::fprintf(stderr, "rayo: warning: this model is English-only: it transcribes English (--language %s --task %s ignored)\n",
-                 o.language.empty() ? "auto" : o.language.c_str(), o.task.c_str());
   whisper::GraphRunnerOptions runner_options;
   runner_options.backend.device = o.device;
   runner_options.backend.n_threads = o.threads;
   runner_options.backend.verbose = o.verbose;
   runner_options.max_sequences = std::max(o.beam_size, o.best_of);
   runner_options.weights = whisper::weight_format(o.compute_type);
-  whisper::GraphWhisperRunner runner(files, runner_options);
-
+  whisper::Transcriber transcriber(o.model, runner_options);
+  if (!transcriber.tokenizer().multilingual() && ((!o.language.empty() && o.language != "en") || o.task == "translate"))
+    std::fprintf(stderr, "rayo: warning: this model is English-only: it transcribes English (--language %s --task %s ignored)\n",
+                 o.language.empty() ? "auto" : o.language.c_str(), o.task.c_str());
   whisper::TranscribeOptions t;
   t.language = o.language;
   t.task = o.task;
@@ -93,13 +87,12 @@ void run_transcribe(const TranscribeCommandOptions& o) {
   for (const std::string& path : o.audio) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<float> samples = audio::load_audio(path);
-    const audio::LogMel mel = audio::LogMelSpectrogram(static_cast<int>(files.spec.n_mels)).compute(samples);
     // Progress in mel frames (100 a second); a bar only for audio of a few minutes or more.
     Progress progress("transcribing " + (path == "-" ? std::string("standard input") : path), 3 * 60 * 100);
     t.progress = [&](int64_t done, int64_t total) {
       progress.update(static_cast<uint64_t>(done), static_cast<uint64_t>(total));
     };
-    const whisper::Transcript transcript = whisper::transcribe(runner, tokenizer, mel, t);
+    const whisper::Transcript transcript = transcriber.transcribe(samples, t);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string text = whisper::format_transcript(transcript, format);
     if (o.output.empty()) {
@@ -125,7 +118,7 @@ void setup(CLI::App& root) {
   cmd->add_option("audio", o->audio, "audio files (WAV, FLAC, OGG, MP3; any rate and channels), or - for standard input")
       ->required();
   cmd->add_option("-t,--threads", o->threads, "CPU threads (default: physical cores)");
-  cmd->add_option("--device", o->device, "auto or cpu (the CUDA backend has no Whisper kernels yet)")
+  cmd->add_option("--device", o->device, "auto or cpu (both the CPU: the CUDA backend has no Whisper kernels yet)")
       ->capture_default_str();
   cmd->add_option("--compute-type", o->compute_type,
                   "default (weights as stored, f32 arithmetic) or int8 (weights quantized at load)")

@@ -5,7 +5,9 @@
 
 #include <sstream>
 
+#include "common/error.h"
 #include "common/strings.h"
+#include "server/audio_handlers.h"
 #include "server/openai_api.h"
 #include "server/request_handlers.h"
 
@@ -23,11 +25,11 @@ void histogram(std::ostringstream& out, const std::string& name, const std::stri
 
 }  // namespace
 
-HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
-    : scheduler_(scheduler),
-      options_(std::move(options)),
-      handlers_(std::make_unique<RequestHandlers>(scheduler_, options_.model_name)),
-      http_(std::make_unique<httplib::Server>()) {
+HttpServer::HttpServer(runtime::Scheduler* scheduler, whisper::Transcriber* transcriber, ServerOptions options)
+    : scheduler_(scheduler), options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+  RAYO_CHECK(scheduler || transcriber, "a server needs a language model or a Whisper model");
+  if (scheduler_) handlers_ = std::make_unique<RequestHandlers>(*scheduler_, options_.model_name);
+  if (transcriber) audio_ = std::make_unique<AudioHandlers>(*transcriber, options_.audio);
   configure_connections();
   count_responses();
   answer_errors_as_json();
@@ -37,10 +39,12 @@ HttpServer::HttpServer(runtime::Scheduler& scheduler, ServerOptions options)
 
 void HttpServer::configure_connections() {
   auto& svr = *http_;
-  const auto& sopt = scheduler_.options();
-  const int threads = options_.http_threads > 0
-                          ? options_.http_threads
-                          : static_cast<int>(std::max<int64_t>(16, 2 * (sopt.max_seqs + sopt.max_queue) + 8));
+  // Enough threads for every request that may be running or waiting, and a few to refuse the rest.
+  int64_t requests = 0;
+  if (scheduler_) requests += scheduler_->options().max_seqs + scheduler_->options().max_queue;
+  if (audio_) requests += 1 + options_.audio.max_queue;
+  const int threads =
+      options_.http_threads > 0 ? options_.http_threads : static_cast<int>(std::max<int64_t>(16, 2 * requests + 8));
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   svr.set_payload_max_length(options_.max_body_bytes);
   // httplib listens with a backlog of 5, too few for a burst of clients on a
@@ -100,19 +104,62 @@ void HttpServer::require_api_key() {
 
 void HttpServer::add_routes() {
   auto& svr = *http_;
-  auto to = [handlers = handlers_.get()](auto method) {
-    return [handlers, method](const httplib::Request& req, httplib::Response& res) { (handlers->*method)(req, res); };
-  };
-  svr.Get("/health", to(&RequestHandlers::health));
+  svr.Get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
   svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_text(), "text/plain; version=0.0.4");
   });
-  svr.Get("/v1/models", to(&RequestHandlers::models));
-  svr.Get("/models", to(&RequestHandlers::models));
-  svr.Post("/v1/chat/completions", to(&RequestHandlers::chat));
-  svr.Post("/chat/completions", to(&RequestHandlers::chat));
-  svr.Post("/v1/completions", to(&RequestHandlers::completion));
-  svr.Post("/completions", to(&RequestHandlers::completion));
+  auto models = [this](const httplib::Request&, httplib::Response& res) {
+    json data = json::array();
+    if (handlers_) data.push_back(handlers_->model_entry());
+    if (audio_) data.push_back(audio_->model_entry());
+    send_json(res, 200, {{"object", "list"}, {"data", std::move(data)}});
+  };
+  svr.Get("/v1/models", models);
+  svr.Get("/models", models);
+  add_language_routes();
+  add_audio_routes();
+}
+
+namespace {
+// The answer of a route whose model this server does not hold.
+httplib::Server::Handler not_loaded(std::string what) {
+  return [what](const httplib::Request& req, httplib::Response& res) {
+    send_error(res, ApiError(404, cat(req.path, ": this server has no ", what), "", "model_not_loaded"));
+  };
+}
+}  // namespace
+
+void HttpServer::add_language_routes() {
+  auto& svr = *http_;
+  const char* paths[] = {"/v1/chat/completions", "/chat/completions", "/v1/completions", "/completions"};
+  if (!handlers_) {
+    for (const char* path : paths) svr.Post(path, not_loaded("language model (start rayo serve with -m MODEL.gguf)"));
+    return;
+  }
+  auto to = [handlers = handlers_.get()](auto method) {
+    return [handlers, method](const httplib::Request& req, httplib::Response& res) { (handlers->*method)(req, res); };
+  };
+  svr.Post(paths[0], to(&RequestHandlers::chat));
+  svr.Post(paths[1], to(&RequestHandlers::chat));
+  svr.Post(paths[2], to(&RequestHandlers::completion));
+  svr.Post(paths[3], to(&RequestHandlers::completion));
+}
+
+void HttpServer::add_audio_routes() {
+  auto& svr = *http_;
+  const char* paths[] = {"/v1/audio/transcriptions", "/audio/transcriptions", "/v1/audio/translations",
+                         "/audio/translations"};
+  if (!audio_) {
+    for (const char* path : paths) svr.Post(path, not_loaded("Whisper model (start rayo serve with --whisper FOLDER)"));
+    return;
+  }
+  auto to = [audio = audio_.get()](auto method) {
+    return [audio, method](const httplib::Request& req, httplib::Response& res) { (audio->*method)(req, res); };
+  };
+  svr.Post(paths[0], to(&AudioHandlers::transcriptions));
+  svr.Post(paths[1], to(&AudioHandlers::transcriptions));
+  svr.Post(paths[2], to(&AudioHandlers::translations));
+  svr.Post(paths[3], to(&AudioHandlers::translations));
 }
 
 HttpServer::~HttpServer() = default;
@@ -135,7 +182,9 @@ void HttpServer::run() { http_->listen_after_bind(); }
 
 void HttpServer::stop() { http_->stop(); }
 
-int64_t HttpServer::streams_open() const { return handlers_->streams_open(); }
+int64_t HttpServer::streams_open() const { return handlers_ ? handlers_->streams_open() : 0; }
+
+int64_t HttpServer::audio_in_flight() const { return audio_ ? audio_->in_flight() : 0; }
 
 void HttpServer::count_status(int status) {
   std::lock_guard lock(status_mutex_);
@@ -143,7 +192,6 @@ void HttpServer::count_status(int status) {
 }
 
 std::string HttpServer::metrics_text() const {
-  const auto& st = scheduler_.stats();
   std::ostringstream out;
   out << "# HELP rayo_requests_total HTTP responses by status code.\n# TYPE rayo_requests_total counter\n";
   {
@@ -156,6 +204,15 @@ std::string HttpServer::metrics_text() const {
   auto gauge = [&](const char* name, const char* help, int64_t v) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << v << "\n";
   };
+  if (audio_) {
+    gauge("rayo_audio_requests_in_flight", "Transcriptions running or waiting for the Whisper model.",
+          audio_->in_flight());
+    counter("rayo_audio_requests_finished_total", "Transcriptions answered.", audio_->finished());
+    counter("rayo_audio_seconds_total", "Seconds of audio transcribed.",
+            static_cast<uint64_t>(audio_->audio_seconds()));
+  }
+  if (!scheduler_) return out.str();
+  const auto& st = scheduler_->stats();
   counter("rayo_prompt_tokens_total", "Prompt tokens of admitted requests, evaluated or reused.",
           st.prompt_tokens.load());
   counter("rayo_prompt_tokens_cached_total", "Prompt tokens reused from the prefix cache, not evaluated.",

@@ -12,11 +12,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-void send_error(httplib::Response& res, const ApiError& e) {
-  if (e.status == 503) res.set_header("Retry-After", "1");
-  send_json(res, e.status, e.body());
-}
-
 std::string sse(const json& j) { return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n"; }
 
 ApiError from_submit_error(const runtime::SubmitError& e) {
@@ -111,6 +106,11 @@ class EventStream {
 
 }  // namespace
 
+void send_error(httplib::Response& res, const ApiError& e) {
+  if (e.status == 503) res.set_header("Retry-After", "1");
+  send_json(res, e.status, e.body());
+}
+
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
@@ -119,18 +119,13 @@ void send_json(httplib::Response& res, int status, const json& body) {
 RequestHandlers::RequestHandlers(runtime::Scheduler& scheduler, std::string model_name)
     : scheduler_(scheduler), model_name_(std::move(model_name)) {}
 
-void RequestHandlers::health(const httplib::Request&, httplib::Response& res) const {
-  send_json(res, 200, {{"status", "ok"}});
-}
-
-void RequestHandlers::models(const httplib::Request&, httplib::Response& res) const {
+json RequestHandlers::model_entry() const {
   const auto& spec = scheduler_.model().spec();
-  json m = {{"id", model_name_},
-            {"object", "model"},
-            {"created", unix_now()},
-            {"owned_by", "rayo"},
-            {"meta", {{"arch", spec.arch}, {"n_ctx", scheduler_.options().max_seq_len}, {"n_vocab", spec.n_vocab}}}};
-  send_json(res, 200, {{"object", "list"}, {"data", json::array({m})}});
+  return {{"id", model_name_},
+          {"object", "model"},
+          {"created", unix_now()},
+          {"owned_by", "rayo"},
+          {"meta", {{"arch", spec.arch}, {"n_ctx", scheduler_.options().max_seq_len}, {"n_vocab", spec.n_vocab}}}};
 }
 
 void RequestHandlers::chat(const httplib::Request& req, httplib::Response& res) { generate(Endpoint::Chat, req, res); }

@@ -1,6 +1,6 @@
 #pragma once
-// What rayo serve answers to each request its routes lead to: the model list,
-// health, and a generation (chat or raw completion) from its JSON body through
+// What rayo serve answers to each request its language-model routes lead to:
+// the model's entry in the model list, and a generation (chat or raw completion) from its JSON body through
 // the scheduler to a whole answer or a stream of server-sent events. The
 // server's set-up (connections, errors, API key, which path goes where) is
 // http_server.cpp's.
@@ -21,15 +21,15 @@ namespace rayo::server {
 
 // A JSON response with that status (invalid UTF-8 in strings replaced).
 void send_json(httplib::Response& res, int status, const json& body);
+// An error in OpenAI's shape (503s say when to retry).
+void send_error(httplib::Response& res, const ApiError& e);
 
 class RequestHandlers {
  public:
   RequestHandlers(runtime::Scheduler& scheduler, std::string model_name);
 
-  // GET /health: 200 {"status":"ok"}.
-  void health(const httplib::Request& req, httplib::Response& res) const;
-  // GET /v1/models: the one model served, under its served name.
-  void models(const httplib::Request& req, httplib::Response& res) const;
+  // The model's entry in GET /v1/models, under its served name.
+  json model_entry() const;
   // POST /v1/chat/completions: the messages rendered with the model's template.
   void chat(const httplib::Request& req, httplib::Response& res);
   // POST /v1/completions: a raw prompt (text or token ids).

@@ -14,11 +14,18 @@ namespace {
 
 constexpr int64_t kBlockSize = 16;
 
+// "auto" means the CPU here, even where a GPU is usable: the CUDA backend has
+// no encoder-decoder kernels yet, and a default should work.
+runtime::BackendChoice whisper_device(runtime::BackendChoice choice) {
+  if (choice.device == "auto") choice.device = "cpu";
+  return choice;
+}
+
 }  // namespace
 
 GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRunnerOptions& options)
     : files_(files),
-      choice_(runtime::resolve(options.backend)),
+      choice_(runtime::resolve(whisper_device(options.backend))),
       weights_(files.model, options.weights, choice_.n_threads),
       max_sequences_(std::max(1, options.max_sequences)) {
   if (choice_.device == "cuda")

@@ -5,6 +5,7 @@
 // segment by segment (tokens, times, statistics), on rayo's CPU backend.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -33,6 +34,18 @@ std::vector<std::string> words(const std::string& text) {
   std::istringstream in(text);
   std::vector<std::string> out;
   for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The words of a text, lower case, without the punctuation around them.
+std::vector<std::string> spoken_words(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::string w : words(text)) {
+    std::string bare;
+    for (char c : w)
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '\'' || c == '-') bare += static_cast<char>(std::tolower(c));
+    if (!bare.empty()) out.push_back(bare);
+  }
   return out;
 }
 
@@ -120,23 +133,22 @@ TEST_F(WhisperReference, TimestampedSegmentsEqualFasterWhisperFloat32) {
 }
 
 // Weights quantized at load differ from CTranslate2's int8 (per-row scales,
-// int8 activations) in rounding, not in kind: the short clips read the same,
-// and long.wav differs by at most one word ("Long recording" where
-// CTranslate2 int8 reads "Longer", as float32 does).
+// int8 activations) in rounding, not in kind: the short clips say the same
+// words, and long.wav differs by at most one ("Long recording" where
+// CTranslate2 int8 reads "Longer", as float32 does). Punctuation is not
+// compared: a comma can rest on a near-tie that the rounding of each
+// instruction set's kernels tips either way (u11_list's "red, butter" reads
+// "red butter" with the AVX-512 kernels, "red, butter" with the AVX2 ones).
 TEST_F(WhisperReference, Int8GreedyTextsMatchFasterWhisperInt8) {
   const auto ref = reference("faster-whisper-greedy-int8.json");
   GraphWhisperRunner runner(model_->files, GraphRunnerOptions{{"cpu", 2}, 1, WeightFormat::Int8});
   for (const auto& [clip, text] : ref["texts"].items()) {
     const std::string got = transcribe_clip(runner, clip, options(1, false)).text();
-    if (clip != "long") {
-      EXPECT_EQ(got, text.get<std::string>()) << clip;
-      continue;
-    }
-    const auto a = words(got), b = words(text.get<std::string>());
-    ASSERT_EQ(a.size(), b.size()) << got;
+    const auto a = spoken_words(got), b = spoken_words(text.get<std::string>());
+    ASSERT_EQ(a.size(), b.size()) << clip << ": " << got;
     int differing = 0;
     for (size_t i = 0; i < a.size(); ++i) differing += a[i] != b[i];
-    EXPECT_LE(differing, 1) << got;
+    EXPECT_LE(differing, clip == "long" ? 1 : 0) << clip << ": " << got;
   }
 }
 

@@ -1,0 +1,23 @@
+#include "whisper/transcriber.h"
+
+#include "audio/log_mel.h"
+#include "common/error.h"
+
+namespace rayo::whisper {
+
+Transcriber::Transcriber(const std::string& folder, const GraphRunnerOptions& options)
+    : files_(load_ct2_whisper(folder)),
+      tokenizer_(WhisperTokenizer::from_folder(files_, folder)),
+      runner_(files_, options),
+      max_sequences_(options.max_sequences) {}
+
+Transcript Transcriber::transcribe(std::span<const float> samples, const TranscribeOptions& options) {
+  if (options.beam_size > max_sequences_ || options.best_of > max_sequences_)
+    fail("a beam size or best_of of at most ", max_sequences_, " (this model was loaded for that many sequences)");
+  const audio::LogMel mel =
+      audio::LogMelSpectrogram(static_cast<int>(files_.spec.n_mels)).compute({samples.data(), samples.size()});
+  std::lock_guard turn(turn_);
+  return whisper::transcribe(runner_, tokenizer_, mel, options);
+}
+
+}  // namespace rayo::whisper
