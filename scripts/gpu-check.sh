@@ -67,6 +67,8 @@ for preset in llama3-8b qwen2.5-1.5b; do
       run "$LLAMA_BENCH" -m "$files/$preset-q4_k_m.gguf" -p 512 -n 128 -d 0,4096 -ngl 99
     fi
   done
+  echo "-- $preset q4_k_m, decode with programmatic dependent launch (experimental; beside the cached start's tg128)"
+  run "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 128 --device cuda --programmatic-launch
   echo "-- $preset q4_k_m, batched decode (1, 8, 16 and 32 sequences, 64 tokens each)"
   run "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 64 -B 1,8,16,32 -r 3 --device cuda
   if [ -n "${LLAMA_BATCHED_BENCH:-}" ]; then

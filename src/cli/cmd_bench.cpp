@@ -313,9 +313,10 @@ void run(BenchOptions o) {
   std::printf("start: %.2f s (%s)\n", start_seconds,
               cuda ? "load, weights upload, decode kernels" : "load, weights repacked for the kernels");
   if (cuda)
-    std::printf("CUDA: %s (%s), %d kernel launches per decode step (replayed as one CUDA graph launch unless --no-graph); "
+    std::printf("CUDA: %s (%s), %d kernel launches per decode step (replayed as one CUDA graph launch unless --no-graph%s); "
                 "%llu kernels compiled by NVRTC in %.2f s, %llu read from the kernel cache\n",
                 cuda_info.device_name.c_str(), cuda_info.arch.c_str(), launches,
+                cuda_info.programmatic_launch ? "; programmatic dependent launch" : "",
                 static_cast<unsigned long long>(cuda_info.kernels_compiled), cuda_info.kernel_compile_seconds,
                 static_cast<unsigned long long>(cuda_info.kernels_from_disk));
 }

@@ -21,6 +21,9 @@ void add_model_options(CLI::App* app, ModelOptions& o, bool model_required) {
   app->add_option("--kv-type", o.kv_type, "KV cache element type: f16 or f32")->capture_default_str();
   app->add_option("--device", o.device, "auto (CUDA when a GPU is usable), cpu or cuda")->capture_default_str();
   app->add_flag("--no-graph", o.no_graph, "CUDA: launch kernels one by one instead of replaying a CUDA graph");
+  app->add_flag("--programmatic-launch", o.programmatic_launch,
+                "CUDA sm_90+, experimental: schedule each kernel's blocks while the previous kernel ends "
+                "(programmatic dependent launch; on an H100 decode +3% on qwen2.5-1.5b, -1% on llama3-8b)");
   app->add_flag("--verbose", o.verbose, "print the compute graph and its buffer plan");
 }
 
@@ -71,6 +74,7 @@ runtime::BackendChoice backend_choice(const ModelOptions& o) {
   b.verbose = o.verbose;
   b.device = o.device;
   b.cuda_graphs = !o.no_graph;
+  b.programmatic_launch = o.programmatic_launch;
   if (o.kv_type == "f16")
     b.kv_type = graph::KvType::F16;
   else if (o.kv_type == "f32")

@@ -21,10 +21,11 @@ struct ModelOptions {
   std::string device = "auto";
   bool no_graph = false;
   bool verbose = false;
+  bool programmatic_launch = false;
 };
 
 // -m (required unless model_required is false), -t, -c, -b, --kv-type,
-// --device, --no-graph, --verbose.
+// --device, --no-graph, --programmatic-launch, --verbose.
 void add_model_options(CLI::App* app, ModelOptions& options, bool model_required = true);
 // --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
 // --presence-penalty, --frequency-penalty, --seed.

@@ -142,7 +142,7 @@ class Backend {
 
   // Whether this backend samples rows with these parameters itself (then a
   // step with sample requests need not bring the logits back).
-  virtual bool samples(float temperature, int top_k) const { return false; }
+  virtual bool samples(float temperature, int top_k, float top_p, float min_p) const { return false; }
   // After a step with sample requests: the token of each output row, or -1
   // where the caller must sample from output(). Empty when the backend samples
   // nothing.

@@ -46,7 +46,7 @@ std::unique_ptr<graph::Backend> make_backend(const BackendChoice& choice) {
       if (c.device == "cuda") fail("the CUDA backend keeps its KV cache in f16 (--kv-type f16)");
     } else {
       try {
-        return cuda::make_cuda_backend(cuda::CudaOptions{0, c.cuda_graphs, c.verbose, true});
+        return cuda::make_cuda_backend(cuda::CudaOptions{0, c.cuda_graphs, c.verbose, true, c.programmatic_launch});
       } catch (const Error& e) {
         if (c.device == "cuda" || c.verbose) std::fprintf(stderr, "rayo: %s; running on the CPU\n", e.what());
       }

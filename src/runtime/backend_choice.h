@@ -18,6 +18,7 @@ struct BackendChoice {
   bool cuda_graphs = true;      // false: CUDA kernels launched one by one (--no-graph)
   bool fuse = true;             // CPU: fused ops
   bool verbose = false;         // describe each step graph (and the CUDA backend's work) on stderr
+  bool programmatic_launch = false;  // CUDA sm_90+: programmatic dependent launch (CudaOptions)
 };
 
 // The choice with its defaults filled in (n_threads 0: default_thread_count());

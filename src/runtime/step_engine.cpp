@@ -60,7 +60,7 @@ std::vector<int32_t> StepEngine::run(graph::Executor& ex, const StepRows& rows, 
   bool any = false;
   for (size_t i = 0; i < samplers.size(); ++i) {
     const SamplingParams& p = samplers[i]->params();
-    if (!backend_->samples(p.temperature, p.top_k)) {
+    if (!backend_->samples(p.temperature, p.top_k, p.top_p, p.min_p)) {
       requests[i] = graph::SampleRequest{1.0f, 0};
       continue;
     }

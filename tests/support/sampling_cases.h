@@ -23,7 +23,7 @@ struct SamplingCase {
 
 // The CPU's token for a case, or -1 where the kernel leaves the row to the host.
 inline int32_t cpu_sample(const SamplingCase& c) {
-  if (!cuda::device_can_sample(c.params.temperature, c.params.top_k)) return -1;
+  if (!cuda::device_can_sample(c.params.temperature, c.params.top_k, c.params.top_p, c.params.min_p)) return -1;
   return runtime::sample_with_uniform(c.logits, c.params, c.penalties, c.u);
 }
 

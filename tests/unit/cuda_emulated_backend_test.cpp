@@ -102,6 +102,7 @@ struct Fake {
   std::vector<Launch> captured;
   std::vector<std::unique_ptr<std::vector<Launch>>> graphs;
   uint64_t launches = 0;
+  uint64_t programmatic_launches = 0;  // through cuLaunchKernelEx with programmatic stream serialization
   std::vector<size_t> d2d_copies;  // bytes of each device-to-device copy
   std::vector<std::unique_ptr<std::chrono::steady_clock::time_point>> events;
   std::map<CUdeviceptr, size_t> allocations;  // live device allocations and their bytes
@@ -125,6 +126,30 @@ bool without_context(const char* call) {
 }
 
 void run_launch(const Launch& l) { l.inv->run(l.inv->fn, l.args.data(), l.grid, l.block, l.shared); }
+
+// cuLaunchKernel as a GPU would do it: run now, or record while capturing. The
+// emulator runs one kernel after another, so a programmatic launch (the
+// kernels' grid_dependency_sync() a no-op here) runs the same way.
+CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                     unsigned shared, void** params) {
+  if (without_context("cuLaunchKernel")) return kInvalidContext;
+  const auto allowed = g_fake->max_dynamic_shared.find(f);
+  const int limit = allowed == g_fake->max_dynamic_shared.end() ? 48 * 1024 : allowed->second;
+  if (static_cast<int64_t>(shared) > limit) {
+    ADD_FAILURE() << "a launch with " << shared << " bytes of dynamic shared memory, more than allowed";
+    return 1;  // CUDA_ERROR_INVALID_VALUE
+  }
+  const auto* inv = reinterpret_cast<const Invoker*>(f);
+  Launch l{inv, {}, simt::dim3(gx, gy, gz), simt::dim3(bx, by, bz), shared};
+  const auto* words = static_cast<const uint64_t*>(params[0]);
+  l.args.assign(words, words + inv->arg_words);
+  if (g_fake->capturing)
+    g_fake->captured.push_back(std::move(l));
+  else
+    run_launch(l);
+  ++g_fake->launches;
+  return 0;
+}
 
 DriverApi fake_api() {
   DriverApi a;
@@ -170,23 +195,17 @@ DriverApi fake_api() {
   };
   a.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, CUstream, void** params, void**) {
-    if (without_context("cuLaunchKernel")) return kInvalidContext;
-    const auto allowed = g_fake->max_dynamic_shared.find(f);
-    const int limit = allowed == g_fake->max_dynamic_shared.end() ? 48 * 1024 : allowed->second;
-    if (static_cast<int64_t>(shared) > limit) {
-      ADD_FAILURE() << "a launch with " << shared << " bytes of dynamic shared memory, more than allowed";
-      return 1;  // CUDA_ERROR_INVALID_VALUE
+    return fake_launch(f, gx, gy, gz, bx, by, bz, shared, params);
+  };
+  a.cuLaunchKernelEx = [](const CuLaunchConfig* c, CUfunction f, void** params, void**) {
+    if (c->n_attrs != 1 || c->attrs[0].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION ||
+        c->attrs[0].value.value != 1) {
+      ADD_FAILURE() << "cuLaunchKernelEx without programmatic stream serialization";
+      return 1;
     }
-    const auto* inv = reinterpret_cast<const Invoker*>(f);
-    Launch l{inv, {}, simt::dim3(gx, gy, gz), simt::dim3(bx, by, bz), shared};
-    const auto* words = static_cast<const uint64_t*>(params[0]);
-    l.args.assign(words, words + inv->arg_words);
-    if (g_fake->capturing)
-      g_fake->captured.push_back(std::move(l));
-    else
-      run_launch(l);
-    ++g_fake->launches;
-    return 0;
+    ++g_fake->programmatic_launches;
+    return fake_launch(f, c->grid_x, c->grid_y, c->grid_z, c->block_x, c->block_y, c->block_z, c->shared_bytes,
+                       params);
   };
   a.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
     if (without_context("cuMemAlloc")) return kInvalidContext;
@@ -375,6 +394,39 @@ TEST_F(EmulatedGpu, Stories260KMatchesTheCpuBackendWithOneGraphLaunchPerToken) {
   // twin needs a quantize launch (the norms' statistics come from embed and
   // the GEMVs).
   EXPECT_EQ(info.kernels_per_step, 5 * 5 + 4);
+  // Programmatic dependent launch is off unless asked for.
+  EXPECT_FALSE(info.programmatic_launch);
+  EXPECT_EQ(fake_->programmatic_launches, 0u);
+}
+
+// Programmatic dependent launch, when asked for, launches every kernel with
+// it on sm_90 with cuLaunchKernelEx; without either (or when not asked for)
+// kernels launch plainly, with the same logits.
+TEST_F(EmulatedGpu, ProgrammaticLaunchOnlyWhereTheDeviceAndDriverHaveIt) {
+  Model m = load_stories();
+  auto logits_of = [&](const CudaOptions& options) {
+    auto gpu = make_cuda_backend(options);
+    gpu->init_kv_cache(kv_config(m.spec));
+    graph::Executor eg(*gpu, m.arch->build(m.file, m.spec, graph::GraphConfig{1, 1}));
+    const std::vector<int32_t> table = {0, 1, 2, 3}, seq = {0};
+    const int32_t token = 403, pos = 0, row = 0;
+    auto l = eg.step(graph::StepInputs{{&token, 1}, {&pos, 1}, {&row, 1}, seq, table, 4});
+    EXPECT_EQ(cuda_backend_info(*gpu).programmatic_launch, fake_->programmatic_launches > 0);
+    return std::vector<float>(l.begin(), l.end());
+  };
+  const auto sm90 = logits_of(CudaOptions{.progress = false, .programmatic_launch = true});
+  EXPECT_GT(fake_->programmatic_launches, 0u);
+  EXPECT_EQ(fake_->programmatic_launches, fake_->launches);
+  for (int setting = 0; setting < 3; ++setting) {
+    fake_->launches = fake_->programmatic_launches = 0;
+    fake_->cc_major = setting == 0 ? 8 : 9;
+    api_.cuLaunchKernelEx = setting == 1 ? nullptr : fake_api().cuLaunchKernelEx;
+    Driver::get().override_for_testing(&api_);
+    const auto plain = logits_of(CudaOptions{.progress = false, .programmatic_launch = setting != 2});
+    EXPECT_GT(fake_->launches, 0u) << setting;
+    EXPECT_EQ(fake_->programmatic_launches, 0u) << setting;
+    EXPECT_EQ(plain, sm90) << setting;
+  }
 }
 
 // rayo bench's GPU roofline: device-to-device copies of an eighth of the free
@@ -451,14 +503,25 @@ TEST_F(EmulatedGpu, ASampledDecodeStepDownloadsOnlyTheToken) {
     EXPECT_EQ(id, runtime::sample_with_uniform(ex.logits(), params, entries, c.u));
     ++p;
   }
-  // No top-k: the host samples this row, from the logits.
-  const graph::SampleRequest all{1.0f, 0, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f, {}, 0.5f};
+  // No top-k but a top-p: the host samples this row, from the logits.
+  const graph::SampleRequest nucleus{1.0f, 0, 0.9f, 0.0f, 1.0f, 0.0f, 0.0f, {}, 0.5f};
   const int32_t tok = 9, row = 0;
-  ex.run({{&tok, 1}, {&p, 1}, {&row, 1}, seq, table, 4, {&all, 1}});
+  ex.run({{&tok, 1}, {&p, 1}, {&row, 1}, seq, table, 4, {&nucleus, 1}});
   EXPECT_EQ(ex.sampled()[0], -1);
-  EXPECT_FALSE(gpu->samples(1.0f, 0));
-  EXPECT_TRUE(gpu->samples(0.0f, 0));
-  EXPECT_TRUE(gpu->samples(0.8f, 40));
+  // No top-k, top-p or min-p (OpenAI's defaults): every token, on the device.
+  const graph::SampleRequest all{1.0f, 0, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f, {}, 0.5f};
+  ++p;
+  ex.run({{&tok, 1}, {&p, 1}, {&row, 1}, seq, table, 4, {&all, 1}});
+  runtime::SamplingParams every;
+  every.temperature = 1.0f;
+  every.top_k = 0;
+  every.top_p = 1.0f;
+  every.min_p = 0.0f;
+  EXPECT_EQ(ex.sampled()[0], runtime::sample_with_uniform(ex.logits(), every, {}, 0.5f));
+  EXPECT_FALSE(gpu->samples(1.0f, 0, 0.9f, 0.0f));
+  EXPECT_TRUE(gpu->samples(1.0f, 0, 1.0f, 0.0f));
+  EXPECT_TRUE(gpu->samples(0.0f, 0, 0.5f, 0.1f));
+  EXPECT_TRUE(gpu->samples(0.8f, 40, 0.9f, 0.05f));
 }
 
 // rayo bench --kernels on the emulated GPU: every kind of matmul of a step of 1

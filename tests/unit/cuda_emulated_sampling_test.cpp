@@ -228,7 +228,8 @@ TEST(CudaEmulatedSampling, RowsPastTheStepCountAreUntouchedAndHostRowsGetMinusOn
   SamplingParams pen = sampled(1.0f, 40);
   pen.repeat_penalty = 1.2f;
   for (int i = 0; i < 5; ++i) cases.push_back({smooth_logits(V, 30 + i), pen, {{i, 1}}, 0.5f});
-  cases[1].params.top_k = 0;     // the host's: every token
+  cases[1].params.top_k = 0;     // the host's: every token, through a top-p
+  cases[1].params.top_p = 0.9f;
   cases[2].params.top_k = 1025;  // the host's: above K_MAX
   std::vector<float> scratch;
   const std::vector<int> ids = run_kernel(sample_512::sample, 1024, cases, V, 3, &scratch);
@@ -252,6 +253,36 @@ TEST(CudaEmulatedSampling, EveryTokenInIdOrderWhenTopKCoversTheVocabulary) {
   expect_cpu_ids(sample_512::sample, 1024, cases, V);
   // u = 0 takes the first token of id order, not the largest logit.
   EXPECT_EQ(test::cpu_sample(cases[0]), 0);
+}
+
+// top_k 0 with top_p 1 and min_p 0 (OpenAI's defaults) on a vocabulary past
+// K_MAX: every token in id order, on the device, summed a run of ids per
+// thread; u at both ends, zero weights at the start and the end, ties, a
+// temperature that flattens the row and one that sharpens it, penalties.
+TEST(CudaEmulatedSampling, EveryTokenOfALargeVocabularyInIdOrder) {
+  const int64_t V = 2048;
+  std::vector<float> l = smooth_logits(V, 71);
+  std::vector<float> edges = l;
+  for (int i = 0; i < 100; ++i) edges[i] = edges[V - 1 - i] = -INFINITY;  // only ids 100..1947 can be drawn
+  std::vector<float> ties(V);
+  for (int64_t i = 0; i < V; ++i) ties[i] = static_cast<float>(i % 5);
+  std::vector<SamplingCase> cases;
+  for (const auto* row : {&l, &edges, &ties})
+    for (float t : {0.3f, 1.0f, 1.9f})
+      for (float u : {0.0f, 0x1p-24f, 0.37f, 0.999f, 1.0f - 0x1p-24f}) cases.push_back({*row, sampled(t, 0), {}, u});
+  SamplingParams pen = sampled(0.8f, 0);
+  pen.repeat_penalty = 1.3f;
+  pen.frequency_penalty = 0.2f;
+  cases.push_back({l, pen, {{5, 2}, {700, 1}, {2047, 3}}, 0.6f});
+  for (const auto& c : cases) ASSERT_GE(test::cpu_sample(c), 0) << "the device's row";
+  const std::vector<int> ids = run_kernel(sample_2048::sample, 1024, cases, V);
+  std::set<int> distinct;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(ids[i], test::cpu_sample(cases[i])) << i;
+    distinct.insert(ids[i]);
+  }
+  for (size_t i = 15; i < 30; ++i) EXPECT_TRUE(ids[i] >= 100 && ids[i] < V - 100) << i;  // never a zero weight
+  EXPECT_GT(distinct.size(), 15u);  // not vacuous: the draws spread over the row
 }
 
 // Boundaries the comparisons decide: a prefix whose mass is exactly top_p is
@@ -299,7 +330,7 @@ TEST(CudaEmulatedSampling, PackingLaysOutTheRecordAndPairs) {
   std::vector<SamplingRowRequest> rows(4);
   rows[0] = {.temperature = 0.7f, .top_k = 40, .top_p = 0.9f, .min_p = 0.05f, .repeat_penalty = 1.1f,
              .presence_penalty = 0.5f, .frequency_penalty = 0.25f, .penalties = w0, .u = 0.25f};
-  rows[1] = {.temperature = 1.0f, .top_k = 0, .penalties = w1, .u = 0.5f};  // the host's
+  rows[1] = {.temperature = 1.0f, .top_k = 0, .top_p = 0.9f, .penalties = w1, .u = 0.5f};  // the host's
   rows[2] = {.temperature = 0.0f, .top_k = 0, .repeat_penalty = 1.5f, .penalties = w1, .u = 7.0f};  // greedy: u unused
   rows[3] = {.temperature = 1.0f, .top_k = 5, .penalties = w1, .u = 0.0f};  // no penalty parameter set
   PackedSamplingRows out;
@@ -333,10 +364,12 @@ TEST(CudaEmulatedSampling, PackingLaysOutTheRecordAndPairs) {
   EXPECT_EQ(out.on_host, (std::vector<uint8_t>{0, 1, 0, 0}));
   EXPECT_EQ(out.host_rows, 1);
 
-  EXPECT_FALSE(device_can_sample(0.5f, 0));
-  EXPECT_FALSE(device_can_sample(0.5f, kSampleMaxTopK + 1));
-  EXPECT_TRUE(device_can_sample(0.5f, kSampleMaxTopK));
-  EXPECT_TRUE(device_can_sample(0.0f, 0));
+  EXPECT_FALSE(device_can_sample(0.5f, 0, 0.95f, 0.0f));
+  EXPECT_FALSE(device_can_sample(0.5f, 0, 1.0f, 0.05f));
+  EXPECT_TRUE(device_can_sample(0.5f, 0, 1.0f, 0.0f));  // every token, in id order
+  EXPECT_FALSE(device_can_sample(0.5f, kSampleMaxTopK + 1, 1.0f, 0.0f));
+  EXPECT_TRUE(device_can_sample(0.5f, kSampleMaxTopK, 0.5f, 0.1f));
+  EXPECT_TRUE(device_can_sample(0.0f, 0, 0.5f, 0.1f));
 
   rows[0].u = 1.0f;
   EXPECT_THROW(pack_sampling_rows(rows, 512, out), Error);

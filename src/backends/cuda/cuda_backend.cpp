@@ -97,6 +97,7 @@ class CudaBackend : public graph::Backend {
       fail(ctx_.name(), " allows ", ctx_.max_shared_per_block() / 1024, " KB of shared memory per block: rayo's "
            "tensor-core kernels need ", kGemmSharedBytes / 1024, " KB; use --device cpu");
     if (!Nvrtc::get().is_available()) fail(Nvrtc::get().unavailable_reason());
+    ctx_.set_programmatic_launch(options.programmatic_launch);
   }
 
   ~CudaBackend() override {
@@ -324,6 +325,7 @@ class CudaBackend : public graph::Backend {
     i.kernels_from_disk = cache_.disk_hits();
     i.kernel_compile_seconds = cache_.compile_seconds();
     i.kernels_per_step = last_kernels_;
+    i.programmatic_launch = ctx_.programmatic_launch();
     return i;
   }
   int kernels_of(const Graph& g) const {
@@ -331,7 +333,9 @@ class CudaBackend : public graph::Backend {
     RAYO_CHECK(it != graphs_.end(), "graph not prepared");
     return it->second.kernels;
   }
-  bool samples(float temperature, int top_k) const override { return device_can_sample(temperature, top_k); }
+  bool samples(float temperature, int top_k, float top_p, float min_p) const override {
+    return device_can_sample(temperature, top_k, top_p, min_p);
+  }
   std::span<const int32_t> sampled(const Graph& g) override {
     ctx_.make_current();
     GraphState& s = graphs_.at(&g);

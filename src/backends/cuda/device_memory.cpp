@@ -115,8 +115,27 @@ void DeviceContext::synchronize() { check(api().cuStreamSynchronize(stream_), "s
 
 void DeviceContext::launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, void** params,
                            unsigned shared_bytes) {
-  check(api().cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, shared_bytes, stream_, params, nullptr), "kernel launch");
+  if (programmatic_launch_) {
+    CuLaunchAttribute serialization;
+    serialization.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    serialization.value.value = 1;
+    CuLaunchConfig config;
+    config.grid_x = gx, config.grid_y = gy, config.grid_z = gz;
+    config.block_x = bx;
+    config.shared_bytes = shared_bytes;
+    config.stream = stream_;
+    config.attrs = &serialization;
+    config.n_attrs = 1;
+    check(api().cuLaunchKernelEx(&config, f, params, nullptr), "kernel launch");
+  } else {
+    check(api().cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, shared_bytes, stream_, params, nullptr), "kernel launch");
+  }
   stats_.kernel_launches++;
+}
+
+bool DeviceContext::set_programmatic_launch(bool on) {
+  programmatic_launch_ = on && compute_capability() >= 90 && api().cuLaunchKernelEx != nullptr;
+  return programmatic_launch_;
 }
 
 void DeviceContext::launch_graph(CUgraphExec exec) {

@@ -76,6 +76,12 @@ class DeviceContext {
   // shared_bytes: the kernel's dynamic shared memory (kernel_function allows it).
   void launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, void** params,
               unsigned shared_bytes = 0);
+  // Launches from now on with programmatic stream serialization (programmatic
+  // dependent launch), where the device (sm_90+) and driver (cuLaunchKernelEx)
+  // have it: every kernel launched must then call grid_dependency_wait()
+  // (kernels/common.cuh) first, as rayo's kernels do. Returns whether it is on.
+  bool set_programmatic_launch(bool on);
+  bool programmatic_launch() const { return programmatic_launch_; }
   void launch_graph(CUgraphExec exec);
 
   // Page-locked host memory for the per-step copies.
@@ -92,6 +98,7 @@ class DeviceContext {
   std::string name_;
   int cc_major_ = 0, cc_minor_ = 0, sm_count_ = 0, clock_khz_ = 0, max_shared_ = 0;
   size_t total_mem_ = 0;
+  bool programmatic_launch_ = false;
   TransferStats stats_;
 };
 

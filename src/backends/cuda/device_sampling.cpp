@@ -20,8 +20,9 @@ KernelSpec sample_kernel_spec(int64_t n_vocab) {
   return s;
 }
 
-bool device_can_sample(float temperature, int top_k) {
-  return temperature <= 0.0f || (top_k >= 1 && top_k <= kSampleMaxTopK);
+bool device_can_sample(float temperature, int top_k, float top_p, float min_p) {
+  return temperature <= 0.0f || (top_k >= 1 && top_k <= kSampleMaxTopK) ||
+         (top_k == 0 && top_p >= 1.0f && min_p <= 0.0f);
 }
 
 namespace {
@@ -42,7 +43,7 @@ void pack_sampling_rows(std::span<const SamplingRowRequest> rows, int64_t n_voca
   for (size_t r = 0; r < rows.size(); ++r) {
     const SamplingRowRequest& q = rows[r];
     int32_t* rec = out.records.data() + r * kSampleRecordInts;
-    if (!device_can_sample(q.temperature, q.top_k)) {
+    if (!device_can_sample(q.temperature, q.top_k, q.top_p, q.min_p)) {
       out.on_host[r] = 1;
       ++out.host_rows;
       continue;  // mode 0: the kernel only writes -1

@@ -69,9 +69,11 @@ using TokenCount = graph::TokenCount;
 using SamplingRowRequest = graph::SampleRequest;
 
 // Whether the kernel can sample a row with these parameters: greedy
-// (temperature <= 0, any top_k), or 1 <= top_k <= kSampleMaxTopK. The others
-// (top_k off or larger) need the host, with the row's logits.
-bool device_can_sample(float temperature, int top_k);
+// (temperature <= 0, any top_k), 1 <= top_k <= kSampleMaxTopK, or every token
+// in id order (top_k 0, top_p 1, min_p 0: OpenAI's defaults, which the CPU
+// draws from without sorting). The others (top_k off with top-p or min-p, or
+// top_k past kSampleMaxTopK) need the host, with the row's logits.
+bool device_can_sample(float temperature, int top_k, float top_p, float min_p);
 
 struct PackedSamplingRows {
   std::vector<int32_t> records;   // [rows][kSampleRecordInts]

@@ -81,6 +81,8 @@ Driver::Driver() {
     reason_ = cat("the CUDA driver is too old (libcuda.so.1 lacks ", missing_name, ")");
     return;
   }
+  // Optional: programmatic dependent launch (sm_90) needs it; older drivers launch without.
+  api_.cuLaunchKernelEx = reinterpret_cast<decltype(api_.cuLaunchKernelEx)>(dlsym(h, "cuLaunchKernelEx"));
   CUresult r = api_.cuInit(0);
   if (r != 0) {
     reason_ = cat("the CUDA driver failed to initialise: ", error_text(r));

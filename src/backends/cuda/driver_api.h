@@ -33,6 +33,29 @@ constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 constexpr int CU_EVENT_DEFAULT = 0;
 // Function attributes rayo sets (values of CUfunction_attribute).
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+// Launch attributes (CUlaunchAttributeID).
+constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+
+// cuLaunchKernelEx's configuration, laid out as cuda.h's CUlaunchAttribute and
+// CUlaunchConfig (the value is a 64-byte union; rayo sets its first int).
+struct CuLaunchAttribute {
+  int id = 0;
+  char pad[4] = {};
+  union alignas(8) {
+    char bytes[64];
+    int value;
+  } value = {};
+};
+static_assert(sizeof(CuLaunchAttribute) == 72, "cuda.h's CUlaunchAttribute");
+struct CuLaunchConfig {
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1;
+  unsigned block_x = 1, block_y = 1, block_z = 1;
+  unsigned shared_bytes = 0;
+  CUstream stream = nullptr;
+  CuLaunchAttribute* attrs = nullptr;
+  unsigned n_attrs = 0;
+};
+static_assert(sizeof(CuLaunchConfig) == 56, "cuda.h's CUlaunchConfig");
 
 struct DriverApi {
   CUresult (*cuInit)(unsigned flags) = nullptr;
@@ -54,6 +77,8 @@ struct DriverApi {
   CUresult (*cuLaunchKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                              unsigned bz, unsigned shared_bytes, CUstream stream, void** params,
                              void** extra) = nullptr;
+  // CUDA 12.0 drivers and later; null on older ones (launches then use cuLaunchKernel).
+  CUresult (*cuLaunchKernelEx)(const CuLaunchConfig* config, CUfunction f, void** params, void** extra) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr* ptr, size_t bytes) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr ptr) = nullptr;
   CUresult (*cuMemAllocHost)(void** ptr, size_t bytes) = nullptr;

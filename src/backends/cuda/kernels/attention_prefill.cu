@@ -88,6 +88,7 @@ __device__ __forceinline__ void fa_stage_tile(FaTiles& tiles, int stage, int k0,
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(FA_THREADS, 1)  // every register a block may have: ptxas otherwise stops at 128
 attention_prefill(const AttentionArgs args) {
+  grid_dependency_wait();
   const int g = blockIdx.x, n = *args.n_rows;
   const int t0 = blockIdx.y * FA_TOKENS;
   if (!fa_tile_here(args.kv.seq, t0, n)) return;

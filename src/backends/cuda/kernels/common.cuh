@@ -63,6 +63,32 @@ __device__ __forceinline__ u16 f2h(float f) {
 }
 #endif
 
+// Programmatic dependent launch (sm_90): the backend launches each kernel
+// with programmatic stream serialization, so that a kernel's blocks can be
+// scheduled while its predecessor's last blocks still run, instead of after a
+// launch gap. Every kernel calls grid_dependency_wait() first, before it reads
+// anything and before any early return: it waits until the previous kernel
+// has finished and its writes are visible. (A block that returned without
+// waiting could let its grid end before its predecessor, and the kernel after
+// it read stale data.) The next kernel launches when every block of this one
+// has called allow_dependent_launch() or ended: the GEMVs call it once their
+// weights are read, so that the next kernel's blocks take SM slots only as
+// this one ends, and only one kernel ahead. Measured as written (H100, two
+// interleaved rounds, docs/gpu-log.md): qwen2.5-1.5b Q4_K_M tg128 727 ->
+// 746-751 t/s, llama3-8b 365-366 -> 361-364, so the backend leaves it off by
+// default (CudaOptions). On sm_80, without the launch attribute, or in the
+// emulator (one kernel at a time) both do nothing.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if !defined(RAYO_SIMT) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_dependent_launch() {
+#if !defined(RAYO_SIMT) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 #ifndef INFINITY  // NVRTC has no math.h
 #define INFINITY __int_as_float(0x7f800000)
 #endif

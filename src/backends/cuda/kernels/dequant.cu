@@ -16,6 +16,7 @@
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EMBED_THREADS)
 embed(const EmbedArgs args) {
+  grid_dependency_wait();
   const int t = blockIdx.x;
   if (t >= *args.n_rows) return;
   const u8* row = args.w + static_cast<long long>(args.tokens[t]) * fmt_row_bytes<WTYPE>(COLS);
@@ -37,6 +38,7 @@ RAYO_UNROLL
 }
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128) dequant_f16(const DequantArgs args) {
+  grid_dependency_wait();
   for (long long r = blockIdx.x; r < args.rows; r += gridDim.x) {
     const u8* row = args.w + r * fmt_row_bytes<WTYPE>(COLS);
     for (int g = threadIdx.x; g < COLS / 8; g += blockDim.x) {

@@ -10,6 +10,7 @@
 #endif
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) add(const RowsArgs args) {
+  grid_dependency_wait();
   const int t = blockIdx.x;
   if (t >= *args.n_rows) return;
   for (int i = threadIdx.x; i < COLS; i += EW_THREADS)
@@ -17,12 +18,14 @@ RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) add(const RowsArgs args) {
 }
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) add_bias(const RowsArgs args) {
+  grid_dependency_wait();
   const int t = blockIdx.x;
   if (t >= *args.n_rows) return;
   for (int i = threadIdx.x; i < COLS; i += EW_THREADS) args.y[t * COLS + i] = args.a[t * COLS + i] + args.b[i];
 }
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) swiglu(const RowsArgs args) {
+  grid_dependency_wait();
   const int t = blockIdx.x;
   if (t >= *args.n_rows) return;
   for (int i = threadIdx.x; i < COLS; i += EW_THREADS)
@@ -32,6 +35,7 @@ RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS) swiglu(const RowsArgs args) {
 // y[r] = x[rows[r]] for r < *n_rows (the rows that get logits), and y's twin.
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(EW_THREADS)
 select_rows(const SelectRowsArgs args) {
+  grid_dependency_wait();
   const int r = blockIdx.x;
   if (r >= *args.n_rows) return;
   const float* src = args.x + static_cast<long long>(args.rows[r]) * COLS;

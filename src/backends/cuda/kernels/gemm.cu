@@ -10,6 +10,7 @@
 
 RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm(const MatmulArgs args) {
+  grid_dependency_wait();
   const int n = *args.n_rows;
   const int t0 = blockIdx.x * GEMM_TOKENS;
   if (t0 >= n) return;

@@ -39,6 +39,7 @@ __device__ __forceinline__ QkvPair qkv_pair(int p) {
 
 RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm_qkv_rope_store(const QkvArgs args) {
+  grid_dependency_wait();
   const int n = *args.n_rows;
   const int t0 = blockIdx.x * GEMM_TOKENS;
   if (t0 >= n) return;

@@ -15,6 +15,7 @@
 
 RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm_swiglu(const GateUpArgs args) {
+  grid_dependency_wait();
   const int n = *args.n_rows;
   const int t0 = blockIdx.x * GEMM_TOKENS;
   if (t0 >= n) return;

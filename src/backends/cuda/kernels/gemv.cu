@@ -19,6 +19,7 @@
 // (H200). Token tiles keep the registers their sums need.
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, TT == 1 ? 2 : 1)
 gemv(const MatmulArgs args) {
+  grid_dependency_wait();
   int t0, nt;
   if (!token_tile<TT>(args.n_rows, t0, nt)) return;
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
@@ -32,6 +33,7 @@ gemv(const MatmulArgs args) {
   clamp_rows<ROWS>(row0, rows);
   float acc[GEMV_ROWS_PER_WARP][TT];
   warp_rows<WTYPE, ROWS, COLS, TT, NORM != 0>(args.w, rows, in, inv, nt, acc);
+  allow_dependent_launch();
   __shared__ float out[TT][GEMV_ROWS];
   if (lane == 0) {
 RAYO_UNROLL

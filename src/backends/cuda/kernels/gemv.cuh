@@ -23,7 +23,10 @@
 // Q6_K output 131 us (78%). Tried and measured slower there: software
 // pipelining (each pass's weight loads issued before the previous pass's
 // DP4As) doubled the registers the weights take (Q6_K 243), so half the
-// blocks fit an SM: llama3-8b tg 405 -> 381 t/s.
+// blocks fit an SM: llama3-8b tg 405 -> 381 t/s. Asking L2 for the first two
+// passes' weights (prefetch.global.L2) before the grid dependency wait of a
+// programmatic launch (common.cuh): llama3-8b tg 364 -> 287 t/s, qwen2.5-1.5b
+// 746 -> 633 (H100): the prefetches compete with the running kernel's loads.
 #pragma once
 #include "weight_formats.cuh"
 
@@ -85,6 +88,7 @@ __device__ __forceinline__ void clamp_rows(long long row0, long long (&rows)[GEM
 RAYO_UNROLL
   for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) rows[r] = row0 + r < M ? row0 + r : M - 1;
 }
+
 
 // acc[r][t] = W[rows[r]] . x[t] over the K columns of an M x K quantized
 // matrix (GPU layout), for r < 4 and tokens t < nt. Every lane gets the sums.

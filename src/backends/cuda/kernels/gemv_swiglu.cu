@@ -21,6 +21,7 @@
   (TT == 1 && WTYPE != FMT_Q3_K && WTYPE != FMT_Q6_K && WTYPE2 != FMT_Q3_K && WTYPE2 != FMT_Q6_K ? 2 : 1)
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, GEMV_SWIGLU_MIN_BLOCKS)
 gemv_swiglu(const GateUpArgs args) {
+  grid_dependency_wait();
   int t0, nt;
   if (!token_tile<TT>(args.n_rows, t0, nt)) return;
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
@@ -34,6 +35,7 @@ gemv_swiglu(const GateUpArgs args) {
   clamp_rows<ROWS>(row0, rows);
   float g[GEMV_ROWS_PER_WARP][TT], u[GEMV_ROWS_PER_WARP][TT];
   warp_rows_pair<WTYPE, WTYPE2, ROWS, COLS, TT, NORM != 0>(args.gate, args.up, rows, in, inv, nt, g, u);
+  allow_dependent_launch();
   __shared__ float out[TT][GEMV_ROWS];
   if (lane == 0) {
 RAYO_UNROLL

@@ -9,6 +9,7 @@
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128)
 kv_store(const KvStoreArgs args) {
+  grid_dependency_wait();
   const int t = blockIdx.x;
   if (t >= *args.n_rows) return;
   const long long base = kv_row(args.kv, t, args.kv.positions[t], BLOCK_SIZE, RING_BLOCKS) * KV_WIDTH;

@@ -42,6 +42,7 @@ __device__ __forceinline__ void pair_dims(int i, bool rotated, int* d0, int* d1)
 // format fits without a spill), as gemv.cu.
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, TT == 1 ? 2 : 1)
 qkv_rope_store(const QkvArgs args) {
+  grid_dependency_wait();
   int t0, nt;
   if (!token_tile<TT>(args.n_rows, t0, nt)) return;
   const int first = (row_block<TT>() * GEMV_WARPS + threadIdx.x / WARP) * 2;  // the warp's first pair
@@ -73,6 +74,7 @@ RAYO_UNROLL
     warp_rows<VTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0>(args.wv, rows, in, inv, nt, acc);
     bias = args.bv;
   }
+  allow_dependent_launch();
   // Lanes 0..TT-1 each finish one token: bias, rotation, store.
   const int t = threadIdx.x % WARP;
   if (t >= nt) return;

@@ -9,6 +9,7 @@
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(QUANT_THREADS)
 quantize_rows(const QuantizeArgs args) {
+  grid_dependency_wait();
   const int t = blockIdx.x;
   if (t >= *args.n_rows) return;
   emit_twin_row<COLS, QUANT_THREADS, EMIT_NORM != 0>(

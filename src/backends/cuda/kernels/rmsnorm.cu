@@ -9,6 +9,7 @@
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(NORM_THREADS)
 rms_norm(const RowsArgs args) {
+  grid_dependency_wait();
   const int t = blockIdx.x;
   if (t >= *args.n_rows) return;
   const float* xr = args.a + t * COLS;

@@ -6,6 +6,7 @@
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128)
 rope(const RopeArgs args) {
+  grid_dependency_wait();
   const int t = blockIdx.x;
   if (t >= *args.n_rows) return;
   const int pos = args.positions[t];

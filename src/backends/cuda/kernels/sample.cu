@@ -26,6 +26,14 @@
 //   4. top-p, min-p, temperature and the inverse-CDF draw over the <= K_MAX
 //      candidates: elementwise steps by the block, running sums (doubles, in
 //      candidate order) by thread 0, exactly the CPU's loops.
+//   5. top_k 0 with top_p 1 and min_p 0 (OpenAI's defaults), any N_VOCAB:
+//      every token in id order, as the CPU draws them without sorting: the
+//      weights exp(logit / T - max) are summed per thread over a contiguous
+//      run of ids (doubles), the runs' sums scanned across the block in id
+//      order, and the thread whose run holds the crossing of u * total walks
+//      it. The CPU keeps one running sum over the whole row, so the two can
+//      differ only where u * total falls within a double's rounding of a
+//      running sum (about 1e-16 of the total).
 // NaN logits are outside the contract (the CPU's order is then undefined too).
 //
 // Grid: (max_rows); block SAMPLE_THREADS (1024: a row's selection passes
@@ -247,8 +255,85 @@ __device__ int pick_by_uniform(const float* w, int n, float u) {
   return 0;
 }
 
+// Step 5: the draw over every token of the row in id order (the CPU's loop
+// without a sort), returned to every thread. Every thread of the block must call it.
+__device__ int sample_every_token(const float* row, float temperature, float u) {
+  constexpr int kRun = (N_VOCAB + SAMPLE_THREADS - 1) / SAMPLE_THREADS;  // ids per thread
+  __shared__ float s_part_max[SAMPLE_WARPS];
+  __shared__ double s_part_sum[SAMPLE_WARPS];
+  __shared__ int s_pick;
+  const int tid = threadIdx.x, lane = tid % WARP, warp = tid / WARP;
+  const int begin = tid * kRun < N_VOCAB ? tid * kRun : N_VOCAB;
+  const int end = begin + kRun < N_VOCAB ? begin + kRun : N_VOCAB;
+  // The largest logit / temperature (the CPU divides each logit first).
+  float m = -INFINITY;
+  for (int i = begin; i < end; ++i) m = fmaxf(m, row[i] / temperature);
+  m = warp_max(m);
+  if (lane == 0) s_part_max[warp] = m;
+  if (tid == 0) s_pick = -1;
+  __syncthreads();
+  float top = s_part_max[0];
+  for (int w = 1; w < SAMPLE_WARPS; ++w) top = fmaxf(top, s_part_max[w]);
+  // This run's sum of the weights, then the sums of the runs before it
+  // (an exclusive scan in id order: lanes by shuffles, warps through shared memory).
+  double run = 0;
+  for (int i = begin; i < end; ++i) run += expf(row[i] / temperature - top);
+  double incl = run;
+RAYO_UNROLL
+  for (int o = 1; o < WARP; o <<= 1) {
+    const double v = __shfl_up_sync(FULL_MASK, incl, o);
+    if (lane >= o) incl += v;
+  }
+  if (lane == WARP - 1) s_part_sum[warp] = incl;
+  __syncthreads();
+  double before = __shfl_up_sync(FULL_MASK, incl, 1), total = 0;  // the lanes' runs before this one
+  if (lane == 0) before = 0;
+  for (int w = 0; w < SAMPLE_WARPS; ++w) {
+    if (w < warp) before += s_part_sum[w];
+    total += s_part_sum[w];
+  }
+  const double target = static_cast<double>(u) * total;
+  // Sums are nondecreasing in id order: the first run whose end passes the
+  // target holds the token (the walk repeats the run's sum, so it crosses).
+  // The lowest such thread is found as the largest SAMPLE_THREADS - 1 - tid.
+  if (before + run > target) atomicMax(&s_pick, SAMPLE_THREADS - 1 - tid);
+  __syncthreads();
+  const int owner = s_pick < 0 ? -1 : SAMPLE_THREADS - 1 - s_pick;
+  __syncthreads();
+  if (tid == 0) s_pick = -1;
+  __syncthreads();
+  if (owner < 0) {
+    // No crossing (a NaN weight): the CPU's fallback, the last positive weight.
+    int last = -1;
+    for (int i = begin; i < end; ++i)
+      if (expf(row[i] / temperature - top) > 0.0f) last = i;
+    for (int o = 16; o > 0; o >>= 1) {
+      const int other = __shfl_xor_sync(FULL_MASK, last, o);
+      last = other > last ? other : last;
+    }
+    if (lane == 0) atomicMax(&s_pick, last);
+    __syncthreads();
+    return s_pick < 0 ? 0 : s_pick;
+  }
+  if (tid == owner) {
+    double cum = 0;
+    int pick = end - 1;
+    for (int i = begin; i < end; ++i) {
+      cum += expf(row[i] / temperature - top);
+      if (before + cum > target) {
+        pick = i;
+        break;
+      }
+    }
+    s_pick = pick;
+  }
+  __syncthreads();
+  return s_pick;
+}
+
 RAYO_KERNEL SAMPLE_BOUNDS
 sample(const SampleArgs args) {
+  grid_dependency_wait();
   const int r = blockIdx.x;
   if (r >= *args.n_rows) return;
   const int tid = threadIdx.x;
@@ -256,8 +341,10 @@ sample(const SampleArgs args) {
   const int top_k = rec[SR_TOP_K];
   const float temperature = record_float(rec, SR_TEMPERATURE);
   const bool greedy = temperature <= 0.0f || top_k == 1;  // top-1 draws its only candidate
+  const bool every_token =
+      !greedy && top_k == 0 && record_float(rec, SR_TOP_P) >= 1.0f && record_float(rec, SR_MIN_P) <= 0.0f;
   // Rows the host samples, and (defensively) records this kernel cannot serve.
-  if (rec[SR_MODE] != 1 || (!greedy && (top_k < 1 || top_k > K_MAX))) {
+  if (rec[SR_MODE] != 1 || (!greedy && !every_token && (top_k < 1 || top_k > K_MAX))) {
     if (tid == 0) args.ids[r] = -1;
     return;
   }
@@ -300,6 +387,12 @@ RAYO_UNROLL
       for (int w = 1; w < SAMPLE_WARPS; ++w) best = s_warp_best[w] > best ? s_warp_best[w] : best;
       args.ids[r] = key_id(best);
     }
+    return;
+  }
+
+  if (every_token) {
+    const int id = sample_every_token(row, temperature, record_float(rec, SR_U));
+    if (tid == 0) args.ids[r] = id;
     return;
   }
 
