@@ -54,7 +54,6 @@ size_t AudioStream::read(std::span<float> out) {
   return written;
 }
 
-namespace {
 std::vector<float> read_all(AudioStream& stream, const std::string& name) {
   std::vector<float> samples;
   std::vector<float> block(1 << 16);
@@ -62,7 +61,6 @@ std::vector<float> read_all(AudioStream& stream, const std::string& name) {
   if (samples.empty()) fail(name, ": no audio samples");
   return samples;
 }
-}  // namespace
 
 std::vector<float> load_audio(const std::string& path) {
   AudioStream stream(path);

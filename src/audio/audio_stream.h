@@ -28,6 +28,11 @@ class AudioStream {
 
   int source_sample_rate() const { return decoder_.sample_rate(); }
   int source_channels() const { return decoder_.channels(); }
+  // The length the container declares, in seconds (what decodes may be shorter;
+  // a stream written without its length declares a huge one).
+  double declared_seconds() const {
+    return static_cast<double>(decoder_.declared_frames()) / decoder_.sample_rate();
+  }
 
  private:
   // Decodes (and resamples) one more block into pending_; false at the end.
@@ -48,5 +53,7 @@ class AudioStream {
 std::vector<float> load_audio(const std::string& path);
 // The same for a file's bytes held in memory (an upload); NAME is what errors call it.
 std::vector<float> load_audio(std::string name, std::vector<unsigned char> bytes);
+// The rest of a stream's samples; NAME is what errors call it.
+std::vector<float> read_all(AudioStream& stream, const std::string& name);
 
 }  // namespace rayo::audio

@@ -86,13 +86,16 @@ void run_transcribe(const TranscribeCommandOptions& o) {
 
   for (const std::string& path : o.audio) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<float> samples = audio::load_audio(path);
     // Progress in mel frames (100 a second); a bar only for audio of a few minutes or more.
     Progress progress("transcribing " + (path == "-" ? std::string("standard input") : path), 3 * 60 * 100);
     t.progress = [&](int64_t done, int64_t total) {
       progress.update(static_cast<uint64_t>(done), static_cast<uint64_t>(total));
     };
-    const whisper::Transcript transcript = transcriber.transcribe(samples, t);
+    // Standard input is read once, whole; a file is opened again when long (streamed).
+    const whisper::Transcript transcript =
+        path == "-" ? transcriber.transcribe(audio::load_audio(path), t)
+                    : transcriber.transcribe(
+                          whisper::AudioInput{path, [&path] { return std::make_unique<audio::AudioStream>(path); }}, t);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string text = whisper::format_transcript(transcript, format);
     if (o.output.empty()) {

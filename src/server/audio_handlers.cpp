@@ -79,9 +79,10 @@ void AudioHandlers::answer(AudioTask task, const httplib::Request& req, httplib:
   }
   const httplib::MultipartFormData file = req.get_file_value("file");
   const std::string name = file.filename.empty() ? std::string("the uploaded file") : file.filename;
-  std::vector<float> samples;
+  const auto bytes = std::make_shared<const std::vector<unsigned char>>(file.content.begin(), file.content.end());
+  const whisper::AudioInput input{name, [name, bytes] { return std::make_unique<audio::AudioStream>(name, *bytes); }};
   try {
-    samples = audio::load_audio(name, std::vector<unsigned char>(file.content.begin(), file.content.end()));
+    input.open();  // the header: not audio gets its 400 before the model's turn
   } catch (const Error& e) {
     return send_error(res, ApiError(400, e.what(), "file", "invalid_audio"));
   }
@@ -91,12 +92,15 @@ void AudioHandlers::answer(AudioTask task, const httplib::Request& req, httplib:
   };
   whisper::Transcript transcript;
   try {
-    transcript = transcriber_.transcribe(samples, request.options);
+    transcript = transcriber_.transcribe(input, request.options);
   } catch (const ClientGone&) {
     res.status = 499;  // nginx's "client closed request": what /metrics counts; no one reads it
     return;
   } catch (const Error& e) {
-    return send_error(res, ApiError(500, e.what(), "", "internal_error", "server_error"));
+    // The audio's own errors (corrupt data past the header) name the file.
+    const std::string what = e.what();
+    if (what.rfind(name + ":", 0) == 0) return send_error(res, ApiError(400, what, "file", "invalid_audio"));
+    return send_error(res, ApiError(500, what, "", "internal_error", "server_error"));
   }
   ++finished_;
   audio_milliseconds_ += static_cast<uint64_t>(transcript.duration * 1000.0);

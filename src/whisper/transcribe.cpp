@@ -169,13 +169,19 @@ std::vector<LanguageProbability> detect_language(WhisperRunner& runner, const Wh
 
 Transcript transcribe(WhisperRunner& runner, const WhisperTokenizer& tokenizer, const audio::LogMel& mel,
                       const TranscribeOptions& options) {
+  audio::InMemoryMel source(mel);
+  return transcribe(runner, tokenizer, source, options);
+}
+
+Transcript transcribe(WhisperRunner& runner, const WhisperTokenizer& tokenizer, audio::MelSource& mel,
+                      const TranscribeOptions& options) {
   if (options.temperatures.empty()) fail("no temperatures to decode at");
   if (options.task != "transcribe" && options.task != "translate")
     fail("unknown task '", options.task, "' (Whisper's tasks are transcribe and translate)");
-  if (static_cast<uint32_t>(mel.n_mels) != runner.spec().n_mels)
-    fail("the log-mel has ", mel.n_mels, " mel bands, the Whisper model takes ", runner.spec().n_mels);
+  if (static_cast<uint32_t>(mel.n_mels()) != runner.spec().n_mels)
+    fail("the log-mel has ", mel.n_mels(), " mel bands, the Whisper model takes ", runner.spec().n_mels);
 
-  const int64_t content_frames = audio::content_frames(mel);
+  const int64_t content_frames = mel.content_frames();
   Transcript transcript;
   transcript.task = options.task;
   transcript.duration = static_cast<double>(content_frames) * kSecondsPerFrame;
@@ -183,7 +189,7 @@ Transcript transcribe(WhisperRunner& runner, const WhisperTokenizer& tokenizer, 
   int64_t encoded_seek = -1;  // the window the runner holds
   auto encode = [&](int64_t seek) {
     if (seek == encoded_seek) return;
-    runner.encode(audio::mel_window(mel, seek));
+    runner.encode(mel.window(seek));
     encoded_seek = seek;
   };
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "audio/log_mel.h"
+#include "audio/mel_source.h"
 #include "whisper/decoding.h"
 #include "whisper/transcript.h"
 #include "whisper/whisper_runner.h"
@@ -52,6 +53,10 @@ struct TranscribeOptions {
 // English-only model transcribes English whatever `language` says (faster-whisper's
 // rule). Throws rayo::Error for an unknown language or task, or no temperatures.
 Transcript transcribe(WhisperRunner& runner, const WhisperTokenizer& tokenizer, const audio::LogMel& mel,
+                      const TranscribeOptions& options);
+// The same from windows of a log-mel however it is held (audio/mel_source.h:
+// a long recording streamed in bounded memory).
+Transcript transcribe(WhisperRunner& runner, const WhisperTokenizer& tokenizer, audio::MelSource& mel,
                       const TranscribeOptions& options);
 
 // ---- The steps, public for tests and for other front ends ----

@@ -2,11 +2,16 @@
 // A Whisper model ready to transcribe: its files, tokenizer and runner, loaded
 // once and shared by every request (rayo transcribe's files, rayo serve's
 // uploads). The runner holds one window's state at a time, so transcriptions
-// from several threads take turns; the audio's log-mel, the part that needs no
-// model, is computed before the turn.
+// from several threads take turns; the log-mel of audio in memory, the part
+// that needs no model, is computed before the turn (a streamed recording's
+// windows are computed during it).
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+
+#include "audio/audio_stream.h"
 
 #include "whisper/ct2_model.h"
 #include "whisper/graph_runner.h"
@@ -15,6 +20,17 @@
 #include "whisper/whisper_tokenizer.h"
 
 namespace rayo::whisper {
+
+// Recordings this long or longer are streamed (two passes over the audio, a
+// window of log-mel in memory); shorter ones are decoded whole, once.
+inline constexpr double kStreamFromSeconds = 600;
+
+// Audio to transcribe: what errors call it, and how to open it from its start
+// (a long recording is opened twice).
+struct AudioInput {
+  std::string name;
+  std::function<std::unique_ptr<audio::AudioStream>()> open;
+};
 
 class Transcriber {
  public:
@@ -32,8 +48,13 @@ class Transcriber {
   // Transcribes 16 kHz mono samples. options.beam_size and best_of must not
   // exceed max_sequences(). Throws rayo::Error.
   Transcript transcribe(std::span<const float> samples, const TranscribeOptions& options);
+  // Transcribes audio of any length: kStreamFromSeconds or more (as its
+  // container declares) in bounded memory (audio/mel_source.h).
+  Transcript transcribe(const AudioInput& audio, const TranscribeOptions& options);
 
  private:
+  void check(const TranscribeOptions& options) const;
+
   WhisperFiles files_;  // before runner_, which views its weights
   WhisperTokenizer tokenizer_;
   GraphWhisperRunner runner_;

@@ -16,6 +16,7 @@
 
 #include "audio/audio_stream.h"
 #include "audio/log_mel.h"
+#include "audio/mel_source.h"
 #include "support/paths.h"
 #include "support/real_model.h"
 #include "whisper/graph_runner.h"
@@ -129,6 +130,29 @@ TEST_F(WhisperReference, TimestampedSegmentsEqualFasterWhisperFloat32) {
       EXPECT_NEAR(s.no_speech_prob, r["no_speech_prob"].get<double>(), 2e-3) << clip << " segment " << i;
       EXPECT_NEAR(s.compression_ratio, r["compression_ratio"].get<double>(), 1e-9) << clip << " segment " << i;
     }
+  }
+}
+
+// A recording streamed in two passes (audio/mel_source.h: how rayo reads an
+// hour of audio in bounded memory) gives the timestamped transcript of the
+// clip in memory, segment for segment, with the default fallback and prompts.
+TEST_F(WhisperReference, StreamedRecordingGivesTheTranscriptOfTheClipInMemory) {
+  const std::string path = test::shared_path("whisper/audio/long.wav").string();
+  GraphWhisperRunner runner(model_->files, GraphRunnerOptions{{"cpu", 2}, 5, WeightFormat::AsStored});
+  TranscribeOptions o;
+  o.beam_size = 1;
+  const Transcript whole = transcribe_clip(runner, "long", o);
+  auto open = [&] { return std::make_unique<audio::AudioStream>(path); };
+  audio::StreamingMel streamed(open(), open, 80);
+  const Transcript t = transcribe(runner, model_->tokenizer, streamed, o);
+  EXPECT_EQ(t.duration, whole.duration);
+  ASSERT_EQ(t.segments.size(), whole.segments.size());
+  ASSERT_GT(t.segments.size(), 3u);
+  for (size_t i = 0; i < t.segments.size(); ++i) {
+    EXPECT_EQ(t.segments[i].tokens, whole.segments[i].tokens) << i;
+    EXPECT_EQ(t.segments[i].start, whole.segments[i].start) << i;
+    EXPECT_EQ(t.segments[i].seek, whole.segments[i].seek) << i;
+    EXPECT_EQ(t.segments[i].avg_logprob, whole.segments[i].avg_logprob) << i;
   }
 }
 

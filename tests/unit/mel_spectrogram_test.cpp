@@ -7,7 +7,9 @@
 #include "audio/audio_stream.h"
 #include "audio/log_mel.h"
 #include "audio/mel_filters.h"
+#include "audio/mel_source.h"
 #include "audio/mel_window.h"
+#include "common/error.h"
 #include "support/npy.h"
 #include "support/paths.h"
 
@@ -168,6 +170,37 @@ TEST(MelSpectrogram, ToneLandsInItsMelBin) {
   for (int m = 0; m < 80; ++m)
     if (mel.at(m, 50) > mel.at(loudest, 50)) loudest = m;
   EXPECT_EQ(loudest, best_filter);
+}
+
+}  // namespace
+}  // namespace rayo::audio
+
+namespace rayo::audio {
+namespace {
+
+// A recording streamed in two passes gives the windows of the whole clip, bit
+// for bit, from every seek the transcription loop can take, while holding no
+// more than a window of frames.
+TEST(StreamingMel, WindowsAreTheWholeClipsInBoundedMemory) {
+  RAYO_REQUIRE_SHARED();
+  const std::string path = test::shared_path("whisper/audio/long.wav").string();
+  const LogMel whole = LogMelSpectrogram(80).compute(load_audio(path));
+  InMemoryMel reference(whole);
+  int opened = 0;
+  auto open = [&] {
+    ++opened;
+    return std::make_unique<AudioStream>(path);
+  };
+  StreamingMel streamed(open(), open, 80);
+  EXPECT_EQ(opened, 2);  // the first pass, then the second
+  ASSERT_EQ(streamed.content_frames(), reference.content_frames());
+  ASSERT_GT(streamed.content_frames(), 2 * kWhisperWindowFrames);  // long.wav: 65 s, three windows
+  for (int64_t seek : {int64_t{0}, int64_t{0}, int64_t{1234}, int64_t{2999}, int64_t{3000}, int64_t{5555},
+                       streamed.content_frames() - 10, streamed.content_frames(), streamed.content_frames() + 100}) {
+    EXPECT_EQ(streamed.window(seek), reference.window(seek)) << "seek " << seek;
+    EXPECT_LE(streamed.frames_held(), kWhisperWindowFrames + 1000) << "seek " << seek;  // a window and a read
+  }
+  EXPECT_THROW(streamed.window(10), Error);  // no seeking back past what it forgot
 }
 
 }  // namespace
