@@ -73,3 +73,64 @@ class Model:
     def token_eos(self) -> int: ...
     def device(self) -> str: ...
     def metadata(self) -> Dict[str, str]: ...
+
+class WhisperOptions:
+    """How a Whisper model is loaded (rayo::WhisperOptions)."""
+    device: str
+    compute_type: str
+    n_threads: int
+    max_beams: int
+    def __init__(self) -> None: ...
+
+class TranscribeOptions:
+    """One transcription's decoding (rayo::TranscribeOptions)."""
+    language: Optional[str]
+    task: str
+    beam_size: int
+    best_of: int
+    patience: float
+    length_penalty: float
+    temperature: List[float]
+    compression_ratio_threshold: Optional[float]
+    log_prob_threshold: Optional[float]
+    no_speech_threshold: Optional[float]
+    condition_on_previous_text: bool
+    initial_prompt: Optional[str]
+    without_timestamps: bool
+    suppress_blank: bool
+    max_initial_timestamp: float
+    seed: int
+    def __init__(self) -> None: ...
+
+class TranscriptSegment:
+    """One segment (rayo::TranscriptSegment)."""
+    id: int
+    seek: int
+    start: float
+    end: float
+    text: str
+    tokens: List[int]
+    temperature: float
+    avg_logprob: float
+    compression_ratio: float
+    no_speech_prob: float
+
+class Transcription:
+    """A transcript (rayo::Transcription)."""
+    language: str
+    language_probability: float
+    duration: float
+    segments: List[TranscriptSegment]
+
+class WhisperModel:
+    """A loaded Whisper model (rayo::Whisper)."""
+    def __init__(self, model_path: str, options: WhisperOptions) -> None: ...
+    def close(self) -> None:
+        """Frees the model."""
+    @property
+    def closed(self) -> bool: ...
+    def transcribe(self, path: Optional[str], samples: Optional[bytes], options: TranscribeOptions) -> Transcription:
+        """Transcribes a file (path) or float32 samples at 16 kHz (samples, as bytes)."""
+    def multilingual(self) -> bool: ...
+    def n_mels(self) -> int: ...
+    def languages(self) -> List[str]: ...

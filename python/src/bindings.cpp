@@ -1,4 +1,5 @@
-// rayo._core: the Python extension over the public C++ API (include/rayo/llm.h).
+// rayo._core: the Python extension over the public C++ API (include/rayo/llm.h,
+// include/rayo/whisper.h).
 // It stays thin: the llama-cpp-python shapes (dictionaries, chunks, argument
 // checks) are built in Python (python/rayo/llama.py); this file owns what
 // Python cannot do itself -- running a generation with the GIL released,
@@ -17,8 +18,10 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -33,6 +36,7 @@
 
 #include "rayo/llm.h"
 #include "rayo/version.h"
+#include "rayo/whisper.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -199,6 +203,84 @@ class Model {
   std::shared_ptr<rayo::Llm> llm_;
 };
 
+// A loaded Whisper model as Python holds it. A transcription runs on a thread
+// of its own while the caller waits with the GIL released, waking to run
+// Python's signal handlers: Ctrl-C stops it after the current 30-s window
+// (the progress callback throws) and the model stays usable.
+class WhisperModel {
+ public:
+  WhisperModel(const std::string& path, const rayo::WhisperOptions& options) {
+    nb::gil_scoped_release release;
+    whisper_ = std::make_shared<rayo::Whisper>(path, options);
+  }
+
+  void close() {
+    std::shared_ptr<rayo::Whisper> last = std::move(whisper_);
+    nb::gil_scoped_release release;
+    last.reset();
+  }
+  bool closed() const { return whisper_ == nullptr; }
+  rayo::Whisper& whisper() const { return *shared(); }
+
+  // source: a path (str) or float32 samples at 16 kHz (bytes).
+  rayo::Transcription transcribe(const std::optional<std::string>& path, const std::optional<nb::bytes>& samples,
+                                 const rayo::TranscribeOptions& options) {
+    std::shared_ptr<rayo::Whisper> whisper = shared();
+    std::vector<float> pcm;
+    if (samples) {
+      if (samples->size() % sizeof(float) != 0) throw std::invalid_argument("samples must be float32 values");
+      pcm.resize(samples->size() / sizeof(float));
+      std::memcpy(pcm.data(), samples->c_str(), samples->size());
+    }
+    std::mutex mutex;
+    std::condition_variable ready;
+    bool done = false;
+    std::atomic<bool> stop{false};
+    std::optional<rayo::Transcription> result;
+    std::exception_ptr error;
+    std::thread worker([&] {
+      const rayo::TranscribeProgress progress = [&stop](double, double) {
+        if (stop) throw std::runtime_error("transcription interrupted");
+      };
+      try {
+        result = path ? whisper->transcribe_file(*path, options, progress)
+                      : whisper->transcribe(pcm, options, progress);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard lock(mutex);
+      done = true;
+      ready.notify_all();
+    });
+    for (;;) {
+      {
+        nb::gil_scoped_release release;
+        std::unique_lock lock(mutex);
+        if (ready.wait_for(lock, kSignalPollInterval, [&] { return done; })) break;
+      }
+      if (PyErr_CheckSignals() != 0) {
+        nb::python_error interrupted;
+        stop = true;
+        {
+          nb::gil_scoped_release release;
+          worker.join();
+        }
+        throw interrupted;
+      }
+    }
+    worker.join();
+    if (error) std::rethrow_exception(error);
+    return std::move(*result);
+  }
+
+ private:
+  const std::shared_ptr<rayo::Whisper>& shared() const {
+    if (!whisper_) throw std::invalid_argument("the model is closed");
+    return whisper_;
+  }
+  std::shared_ptr<rayo::Whisper> whisper_;
+};
+
 std::vector<rayo::ChatMessage> chat_messages(const std::vector<std::pair<nb::bytes, nb::bytes>>& turns) {
   std::vector<rayo::ChatMessage> messages;
   messages.reserve(turns.size());
@@ -316,4 +398,58 @@ NB_MODULE(_core, m) {
       .def("token_eos", [](const Model& self) { return self.llm().token_eos(); })
       .def("device", [](const Model& self) { return self.llm().device(); })
       .def("metadata", [](const Model& self) { return self.llm().metadata(); });
+
+  nb::class_<rayo::WhisperOptions>(m, "WhisperOptions", "How a Whisper model is loaded (rayo::WhisperOptions).")
+      .def(nb::init<>())
+      .def_rw("device", &rayo::WhisperOptions::device)
+      .def_rw("compute_type", &rayo::WhisperOptions::compute_type)
+      .def_rw("n_threads", &rayo::WhisperOptions::n_threads)
+      .def_rw("max_beams", &rayo::WhisperOptions::max_beams);
+
+  nb::class_<rayo::TranscribeOptions>(m, "TranscribeOptions", "One transcription's decoding (rayo::TranscribeOptions).")
+      .def(nb::init<>())
+      .def_rw("language", &rayo::TranscribeOptions::language)
+      .def_rw("task", &rayo::TranscribeOptions::task)
+      .def_rw("beam_size", &rayo::TranscribeOptions::beam_size)
+      .def_rw("best_of", &rayo::TranscribeOptions::best_of)
+      .def_rw("patience", &rayo::TranscribeOptions::patience)
+      .def_rw("length_penalty", &rayo::TranscribeOptions::length_penalty)
+      .def_rw("temperature", &rayo::TranscribeOptions::temperature)
+      .def_rw("compression_ratio_threshold", &rayo::TranscribeOptions::compression_ratio_threshold)
+      .def_rw("log_prob_threshold", &rayo::TranscribeOptions::log_prob_threshold)
+      .def_rw("no_speech_threshold", &rayo::TranscribeOptions::no_speech_threshold)
+      .def_rw("condition_on_previous_text", &rayo::TranscribeOptions::condition_on_previous_text)
+      .def_rw("initial_prompt", &rayo::TranscribeOptions::initial_prompt)
+      .def_rw("without_timestamps", &rayo::TranscribeOptions::without_timestamps)
+      .def_rw("suppress_blank", &rayo::TranscribeOptions::suppress_blank)
+      .def_rw("max_initial_timestamp", &rayo::TranscribeOptions::max_initial_timestamp)
+      .def_rw("seed", &rayo::TranscribeOptions::seed);
+
+  nb::class_<rayo::TranscriptSegment>(m, "TranscriptSegment", "One segment (rayo::TranscriptSegment).")
+      .def_ro("id", &rayo::TranscriptSegment::id)
+      .def_ro("seek", &rayo::TranscriptSegment::seek)
+      .def_ro("start", &rayo::TranscriptSegment::start)
+      .def_ro("end", &rayo::TranscriptSegment::end)
+      .def_ro("text", &rayo::TranscriptSegment::text)
+      .def_ro("tokens", &rayo::TranscriptSegment::tokens)
+      .def_ro("temperature", &rayo::TranscriptSegment::temperature)
+      .def_ro("avg_logprob", &rayo::TranscriptSegment::avg_logprob)
+      .def_ro("compression_ratio", &rayo::TranscriptSegment::compression_ratio)
+      .def_ro("no_speech_prob", &rayo::TranscriptSegment::no_speech_prob);
+
+  nb::class_<rayo::Transcription>(m, "Transcription", "A transcript (rayo::Transcription).")
+      .def_ro("language", &rayo::Transcription::language)
+      .def_ro("language_probability", &rayo::Transcription::language_probability)
+      .def_ro("duration", &rayo::Transcription::duration)
+      .def_ro("segments", &rayo::Transcription::segments);
+
+  nb::class_<WhisperModel>(m, "WhisperModel", "A loaded Whisper model (rayo::Whisper).")
+      .def(nb::init<const std::string&, const rayo::WhisperOptions&>(), "model_path"_a, "options"_a)
+      .def("close", &WhisperModel::close, "Frees the model.")
+      .def_prop_ro("closed", &WhisperModel::closed)
+      .def("transcribe", &WhisperModel::transcribe, "path"_a.none(), "samples"_a.none(), "options"_a,
+           "Transcribes a file (path) or float32 samples at 16 kHz (samples, as bytes).")
+      .def("multilingual", [](const WhisperModel& self) { return self.whisper().multilingual(); })
+      .def("n_mels", [](const WhisperModel& self) { return self.whisper().n_mels(); })
+      .def("languages", [](const WhisperModel& self) { return self.whisper().languages(); });
 }

@@ -198,7 +198,9 @@ Transcript transcribe(WhisperRunner& runner, const WhisperTokenizer& tokenizer, 
     language = "en";  // English-only models: faster-whisper ignores any other language
   } else if (language.empty()) {
     encode(0);
-    language = detect_language(runner, tokenizer).front().code;
+    const auto detected = detect_language(runner, tokenizer).front();
+    language = detected.code;
+    transcript.language_probability = detected.probability;
   }
   transcript.language = language;
   const std::vector<int32_t> sot_sequence = tokenizer.sot_sequence(language, options.task);

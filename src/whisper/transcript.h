@@ -22,6 +22,7 @@ struct Segment {
 
 struct Transcript {
   std::string language;     // "en", ...
+  double language_probability = 1;  // of the detected language (1 when given or English-only)
   std::string task;         // "transcribe" or "translate"
   double duration = 0;      // seconds of audio
   std::vector<Segment> segments;
