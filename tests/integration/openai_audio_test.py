@@ -7,19 +7,7 @@ Run by tests/slow/server_audio_test.cpp, which starts and stops the server.
 """
 import sys
 
-try:
-    import openai
-except ImportError as e:  # the caller turns this into a skip with this message
-    print(f"the openai package is not installed ({e}); run scripts/install-deps.sh", file=sys.stderr)
-    sys.exit(77)
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
+from openai_checks import check, openai, report
 
 
 def main():
@@ -52,8 +40,7 @@ def main():
     except openai.BadRequestError as e:
         check(e.status_code == 400 and "file" == (e.body or {}).get("param"), f"bad audio error: {e}")
 
-    print(f"{len(failures)} failures" if failures else "all checks passed")
-    return 1 if failures else 0
+    return report("openai audio")
 
 
 if __name__ == "__main__":

@@ -7,19 +7,7 @@ Run by tests/slow/server_openai_test.cpp, which starts and stops the server.
 """
 import sys
 
-try:
-    import openai
-except ImportError as e:  # the caller turns this into a skip with this message
-    print(f"the openai package is not installed ({e}); run scripts/install-deps.sh", file=sys.stderr)
-    sys.exit(77)
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
+from openai_checks import check, openai, report
 
 
 def main():
@@ -119,11 +107,7 @@ def main():
     except openai.BadRequestError as e:
         check("context" in str(e), "context overflow message")
 
-    if failures:
-        print(f"{len(failures)} check(s) failed", file=sys.stderr)
-        return 1
-    print("all openai client checks passed")
-    return 0
+    return report("openai client")
 
 
 if __name__ == "__main__":
