@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <initializer_list>
 #include <sstream>
 
 #include "common/error.h"
@@ -102,6 +103,37 @@ void HttpServer::require_api_key() {
   });
 }
 
+namespace {
+// The answer of a route whose model this server does not hold.
+httplib::Server::Handler not_loaded(std::string what) {
+  return [what](const httplib::Request& req, httplib::Response& res) {
+    send_error(res, ApiError(404, cat(req.path, ": this server has no ", what), "", "model_not_loaded"));
+  };
+}
+
+// A POST route: its path and the method of Handlers that answers it.
+template <typename Handlers>
+struct Route {
+  const char* path;
+  void (Handlers::*method)(const httplib::Request&, httplib::Response&);
+};
+
+// The routes of one model: answered by `handlers`, or, when the model is not
+// loaded (null), with a 404 naming what is missing.
+template <typename Handlers>
+void add_post_routes(httplib::Server& svr, Handlers* handlers, std::initializer_list<Route<Handlers>> routes,
+                     const std::string& missing) {
+  for (const auto& r : routes) {
+    if (!handlers)
+      svr.Post(r.path, not_loaded(missing));
+    else
+      svr.Post(r.path, [handlers, method = r.method](const httplib::Request& req, httplib::Response& res) {
+        (handlers->*method)(req, res);
+      });
+  }
+}
+}  // namespace
+
 void HttpServer::add_routes() {
   auto& svr = *http_;
   svr.Get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
@@ -116,50 +148,18 @@ void HttpServer::add_routes() {
   };
   svr.Get("/v1/models", models);
   svr.Get("/models", models);
-  add_language_routes();
-  add_audio_routes();
-}
-
-namespace {
-// The answer of a route whose model this server does not hold.
-httplib::Server::Handler not_loaded(std::string what) {
-  return [what](const httplib::Request& req, httplib::Response& res) {
-    send_error(res, ApiError(404, cat(req.path, ": this server has no ", what), "", "model_not_loaded"));
-  };
-}
-}  // namespace
-
-void HttpServer::add_language_routes() {
-  auto& svr = *http_;
-  const char* paths[] = {"/v1/chat/completions", "/chat/completions", "/v1/completions", "/completions"};
-  if (!handlers_) {
-    for (const char* path : paths) svr.Post(path, not_loaded("language model (start rayo serve with -m MODEL.gguf)"));
-    return;
-  }
-  auto to = [handlers = handlers_.get()](auto method) {
-    return [handlers, method](const httplib::Request& req, httplib::Response& res) { (handlers->*method)(req, res); };
-  };
-  svr.Post(paths[0], to(&RequestHandlers::chat));
-  svr.Post(paths[1], to(&RequestHandlers::chat));
-  svr.Post(paths[2], to(&RequestHandlers::completion));
-  svr.Post(paths[3], to(&RequestHandlers::completion));
-}
-
-void HttpServer::add_audio_routes() {
-  auto& svr = *http_;
-  const char* paths[] = {"/v1/audio/transcriptions", "/audio/transcriptions", "/v1/audio/translations",
-                         "/audio/translations"};
-  if (!audio_) {
-    for (const char* path : paths) svr.Post(path, not_loaded("Whisper model (start rayo serve with --whisper FOLDER)"));
-    return;
-  }
-  auto to = [audio = audio_.get()](auto method) {
-    return [audio, method](const httplib::Request& req, httplib::Response& res) { (audio->*method)(req, res); };
-  };
-  svr.Post(paths[0], to(&AudioHandlers::transcriptions));
-  svr.Post(paths[1], to(&AudioHandlers::transcriptions));
-  svr.Post(paths[2], to(&AudioHandlers::translations));
-  svr.Post(paths[3], to(&AudioHandlers::translations));
+  add_post_routes<RequestHandlers>(svr, handlers_.get(),
+                                   {{"/v1/chat/completions", &RequestHandlers::chat},
+                                    {"/chat/completions", &RequestHandlers::chat},
+                                    {"/v1/completions", &RequestHandlers::completion},
+                                    {"/completions", &RequestHandlers::completion}},
+                                   "language model (start rayo serve with -m MODEL.gguf)");
+  add_post_routes<AudioHandlers>(svr, audio_.get(),
+                                 {{"/v1/audio/transcriptions", &AudioHandlers::transcriptions},
+                                  {"/audio/transcriptions", &AudioHandlers::transcriptions},
+                                  {"/v1/audio/translations", &AudioHandlers::translations},
+                                  {"/audio/translations", &AudioHandlers::translations}},
+                                 "Whisper model (start rayo serve with --whisper FOLDER)");
 }
 
 HttpServer::~HttpServer() = default;

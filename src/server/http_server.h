@@ -68,8 +68,6 @@ class HttpServer {
   void answer_errors_as_json();
   void require_api_key();
   void add_routes();
-  void add_language_routes();
-  void add_audio_routes();
 
   void count_status(int status);
 
