@@ -73,8 +73,11 @@ RAYO_AVX512 inline __m512 load16(const std::byte* p) {
   else return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
 }
 
+// kRows rows from r x kTok tokens from t; `first`: the first pass over these
+// rows, which reads them from memory and asks for the next tile's as it goes
+// (see micro_avx2).
 template <TensorType kType, int kRows, int kTok>
-RAYO_AVX512 void micro_avx512(const MatmulProblem& p, int64_t r, int64_t t) {
+RAYO_AVX512 void micro_avx512(const MatmulProblem& p, int64_t r, int64_t t, bool first) {
   constexpr int64_t kElem = kType == TensorType::F32 ? 4 : 2;
   const int64_t K = p.w->cols;
   const std::byte* w[kRows];
@@ -84,10 +87,13 @@ RAYO_AVX512 void micro_avx512(const MatmulProblem& p, int64_t r, int64_t t) {
   __m512 acc[kRows][kTok];
   for (int i = 0; i < kRows; ++i)
     for (int j = 0; j < kTok; ++j) acc[i][j] = _mm512_setzero_ps();
+  const int64_t ahead = kRows * K * kElem;
   int64_t k = 0;
   for (; k + 16 <= K; k += 16) {
     __m512 xv[kTok];
     for (int j = 0; j < kTok; ++j) xv[j] = _mm512_loadu_ps(x[j] + k);
+    if (first && (k * kElem) % 64 == 0)
+      for (int i = 0; i < kRows; ++i) _mm_prefetch(reinterpret_cast<const char*>(w[i] + ahead + k * kElem), _MM_HINT_T0);
     for (int i = 0; i < kRows; ++i) {
       const __m512 wv = load16<kType>(w[i] + k * kElem);
       for (int j = 0; j < kTok; ++j) acc[i][j] = _mm512_fmadd_ps(wv, xv[j], acc[i][j]);
@@ -166,11 +172,11 @@ inline void walk_tiles(int64_t r0, int64_t r1, int64_t t0, int64_t t1, Micro4 mi
 template <TensorType kType, int kRows>
 RAYO_AVX512 void token_loop_avx512(const MatmulProblem& p, int64_t r, int64_t t0, int64_t t1) {
   int64_t t = t0;
-  for (; t + 4 <= t1; t += 4) micro_avx512<kType, kRows, 4>(p, r, t);
+  for (; t + 4 <= t1; t += 4) micro_avx512<kType, kRows, 4>(p, r, t, t == t0);
   switch (t1 - t) {
-    case 3: micro_avx512<kType, kRows, 3>(p, r, t); break;
-    case 2: micro_avx512<kType, kRows, 2>(p, r, t); break;
-    case 1: micro_avx512<kType, kRows, 1>(p, r, t); break;
+    case 3: micro_avx512<kType, kRows, 3>(p, r, t, t == t0); break;
+    case 2: micro_avx512<kType, kRows, 2>(p, r, t, t == t0); break;
+    case 1: micro_avx512<kType, kRows, 1>(p, r, t, t == t0); break;
     default: break;
   }
 }
