@@ -1,16 +1,19 @@
 // AVX-512 VNNI kernels over the packed layouts of packed_layouts.h with R = 16
 // rows per group (one row per 32-bit lane of a zmm), for the formats that
-// dominate Q4_K_M and Q8_0 models: Q4_K, Q6_K and Q8_0. (The other formats run
-// the AVX2 kernels on these machines.)
+// dominate Q4_K_M and Q8_0 models (Q4_K, Q6_K and Q8_0) and the formats with
+// blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL). (The other formats run the
+// AVX2 kernels on these machines.)
 //
 // vpdpbusd multiplies unsigned by signed bytes: the weights are unsigned
-// (Q8_0: w + 128; Q6_K: its stored q = w + 32; Q4_K: q is already 0..15) and
+// (Q8_0: w + 128; Q6_K: its stored q = w + 32; Q4_K, Q4_0 ... Q5_1: q as
+// stored, 0..15 or 0..31; IQ4_NL: its level + 128, looked up by vpshufb) and
 // the activations stay signed; the offset is removed with the activation sums
 // carried by ActBlock32/ActBlockK (sum over the block times the offset). A
 // group's decoded weights stay in registers while they are applied to up to 8
 // tokens (prompt processing).
 #include "backends/cpu/kernels_packed.h"
 #include "backends/cpu/packed_layouts.h"
+#include "quant/blocks.h"
 
 #include <cstring>
 
@@ -87,6 +90,57 @@ RAYO_AVX512 void q8_0_group(const std::byte* g, int64_t cols, const std::byte* c
       __m512i s = _mm512_set1_epi32(-128 * x.sum);
       for (int j = 0; j < 8; ++j) s = _mm512_dpbusd_epi32(s, w[j], bcast4(x.qs + 4 * j));
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(wd, _mm512_set1_ps(x.d)), acc[t]);
+    }
+  }
+}
+
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: blocks of 32 (packed::Legacy32), w = d q + m
+// or d (q - offset), or d level[q]. The integer sums and the float operations
+// after them are the AVX2 kernels' (kernels_packed_avx2.cpp), so both give
+// the same bits.
+template <TensorType kType, int T>
+RAYO_AVX512 void legacy_group(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
+  constexpr packed::Legacy32 L = packed::legacy32(kType, kRows);
+  constexpr bool kIq4 = kType == TensorType::IQ4_NL;
+  constexpr int32_t kOffset = kType == TensorType::Q4_0 ? 8 : kType == TensorType::Q5_0 ? 16 : kIq4 ? 128 : 0;
+  const int64_t nb = cols / 32;
+  const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
+  alignas(16) uint8_t table[16];
+  for (int i = 0; i < 16; ++i) table[i] = static_cast<uint8_t>(quant::kIq4nlValues[i] + 128);
+  const __m512i levels = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* nib = g + L.nibbles(b);
+    // One block ahead per block, as the AVX2 kernels do: the rows of a group
+    // interleave too finely for the hardware prefetcher to ramp up.
+    for (size_t i = 0; i < L.block(); i += 64) _mm_prefetch(reinterpret_cast<const char*>(nib + 4096 + i), _MM_HINT_T0);
+    __m512i w[8];  // w[j]: values 4j .. 4j+3 of each row
+    for (int c = 0; c < 4; ++c) {
+      const __m512i v = _mm512_loadu_si512(nib + 64 * c);
+      w[c] = _mm512_and_si512(v, m4);
+      w[4 + c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+    if constexpr (L.fifth_bit) {
+      // Bit j of each plane byte is bit 4 of w[j]'s byte at the same place: a
+      // 16-bit shift by 4 - j lands it on bit 4 within its byte.
+      const __m512i h = _mm512_loadu_si512(g + L.bit4(b));
+      w[0] = _mm512_or_si512(w[0], _mm512_and_si512(_mm512_slli_epi16(h, 4), b4));
+      w[1] = _mm512_or_si512(w[1], _mm512_and_si512(_mm512_slli_epi16(h, 3), b4));
+      w[2] = _mm512_or_si512(w[2], _mm512_and_si512(_mm512_slli_epi16(h, 2), b4));
+      w[3] = _mm512_or_si512(w[3], _mm512_and_si512(_mm512_slli_epi16(h, 1), b4));
+      w[4] = _mm512_or_si512(w[4], _mm512_and_si512(h, b4));
+      w[5] = _mm512_or_si512(w[5], _mm512_and_si512(_mm512_srli_epi16(h, 1), b4));
+      w[6] = _mm512_or_si512(w[6], _mm512_and_si512(_mm512_srli_epi16(h, 2), b4));
+      w[7] = _mm512_or_si512(w[7], _mm512_and_si512(_mm512_srli_epi16(h, 3), b4));
+    }
+    if constexpr (kIq4)
+      for (int j = 0; j < 8; ++j) w[j] = _mm512_shuffle_epi8(levels, w[j]);
+    const __m512 d = load_f16x16(g + L.d(b));
+    for (int t = 0; t < T; ++t) {
+      const ActBlock32& x = act_block<ActBlock32>(xt[t], b);
+      __m512i s = _mm512_set1_epi32(-kOffset * x.sum);
+      for (int j = 0; j < 8; ++j) s = _mm512_dpbusd_epi32(s, w[j], bcast4(x.qs + 4 * j));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, _mm512_set1_ps(x.d)), acc[t]);
+      if constexpr (L.min) acc[t] = _mm512_fmadd_ps(load_f16x16(g + L.m(b)), _mm512_set1_ps(x.s), acc[t]);
     }
   }
 }
@@ -229,6 +283,16 @@ struct Q6_KGroup {
   }
 };
 
+template <TensorType kType>
+struct LegacyGroup {
+  template <int T>
+  struct Of {
+    RAYO_AVX512 static void run(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
+      legacy_group<kType, T>(g, cols, xt, acc);
+    }
+  };
+};
+
 // Tokens [t, t + n) (1 <= n <= 8) of one group, as one tile.
 template <template <int> class Group>
 RAYO_AVX512 void run_tile(const MatmulProblem& p, const std::byte* g, int64_t row, __mmask16 mask, int64_t t, int64_t n) {
@@ -273,6 +337,11 @@ TileKernel packed_kernel_avx512(TensorType type) {
     case TensorType::Q8_0: return &packed_tile<Q8_0Group>;
     case TensorType::Q4_K: return &packed_tile<Q4_KGroup>;
     case TensorType::Q6_K: return &packed_tile<Q6_KGroup>;
+    case TensorType::Q4_0: return &packed_tile<LegacyGroup<TensorType::Q4_0>::Of>;
+    case TensorType::Q4_1: return &packed_tile<LegacyGroup<TensorType::Q4_1>::Of>;
+    case TensorType::Q5_0: return &packed_tile<LegacyGroup<TensorType::Q5_0>::Of>;
+    case TensorType::Q5_1: return &packed_tile<LegacyGroup<TensorType::Q5_1>::Of>;
+    case TensorType::IQ4_NL: return &packed_tile<LegacyGroup<TensorType::IQ4_NL>::Of>;
     default: break;
   }
 #else
