@@ -1,6 +1,6 @@
 #pragma once
 // rayo's speech to text: a Whisper model (a CTranslate2 folder, as
-// faster-whisper's users have it) transcribing audio files or 16 kHz samples,
+// faster-whisper's users have it, or a whisper.cpp ggml-*.bin file) transcribing audio files or 16 kHz samples,
 // as faster-whisper's WhisperModel.transcribe does (the same decoding rules,
 // options and defaults; segments with their times and statistics):
 //

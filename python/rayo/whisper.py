@@ -8,7 +8,8 @@
 
 The decoding is faster-whisper's (the same rules, options and defaults), run
 by rayo's C++ library (include/rayo/whisper.h) on the CPU. Models are
-CTranslate2 Whisper folders, as faster-whisper's users have them.
+CTranslate2 Whisper folders, as faster-whisper's users have them, or
+whisper.cpp's ggml-*.bin files.
 """
 
 import array
@@ -67,7 +68,7 @@ class Whisper:
     """A Whisper model: faster-whisper's WhisperModel(model_size_or_path, device, compute_type, cpu_threads).
 
     model_size_or_path is a CTranslate2 Whisper folder (model.bin, config.json,
-    vocabulary.txt). device: "auto" or "cpu" (Whisper has no CUDA kernels
+    vocabulary.txt) or a whisper.cpp ggml-*.bin file. device: "auto" or "cpu" (Whisper has no CUDA kernels
     yet). compute_type: "default", "float32", "float16" (weights as stored) or
     "int8" (quantized at load). max_beams bounds beam_size and best_of.
     """

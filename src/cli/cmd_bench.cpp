@@ -31,6 +31,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/whisper_bench.h"
+#include "whisper/ggml_whisper_file.h"
 #include "common/error.h"
 #include "common/strings.h"
 #include "tools/synth_model.h"
@@ -361,8 +362,9 @@ void setup(CLI::App& root) {
                   "(gemv, gemm and exact)")
       ->capture_default_str();
   cmd->callback([o] {
-    if (!o->model.model.empty() && std::filesystem::is_directory(o->model.model)) {
-      // A Whisper model (a CTranslate2 folder): encoder and decoder speed.
+    if (!o->model.model.empty() && (std::filesystem::is_directory(o->model.model) ||
+                                    whisper::GgmlWhisperFile::has_magic(o->model.model))) {
+      // A Whisper model (a CTranslate2 folder or a whisper.cpp file): encoder and decoder speed.
       WhisperBenchOptions w{o->model.model, backend_choice(o->model), o->compute_type, o->n_gen, o->reps, o->json};
       return run_whisper_bench(w);
     }

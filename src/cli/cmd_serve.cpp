@@ -157,7 +157,8 @@ void setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
   add_model_options(cmd, o->model, /*model_required=*/false);
   cmd->add_option("--whisper", o->whisper,
-                  "Whisper model folder (CTranslate2) to answer /v1/audio/transcriptions and translations, "
+                  "Whisper model (a CTranslate2 folder or a whisper.cpp ggml-*.bin file) to answer "
+                  "/v1/audio/transcriptions and translations, "
                   "with or without -m");
   cmd->add_option("--whisper-beam-size", o->whisper_beam_size, "beams of each transcription (1: greedy)")
       ->capture_default_str();

@@ -84,7 +84,7 @@ void run_whisper_synth(const SynthOptions& o, const CLI::App& cmd) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("wrote %s: whisper %s (CTranslate2, float16), %u+%u layers, width %u, %u heads, %u mels, vocab %u, "
               "model.bin %s in %.1f s (%.0f MB/s)\n",
-              o.output.c_str(), std::string(preset.name).c_str(), preset.n_layer, preset.n_layer, preset.n_state,
+              o.output.c_str(), std::string(preset.name).c_str(), preset.n_layer, preset.decoder_layers(), preset.n_state,
               preset.n_head, preset.n_mels, preset.vocabulary.n_vocab(), format_bytes(size).c_str(), seconds,
               seconds > 0 ? static_cast<double>(size) / 1e6 / seconds : 0.0);
 }

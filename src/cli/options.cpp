@@ -12,7 +12,7 @@
 namespace rayo::cli {
 
 void add_model_options(CLI::App* app, ModelOptions& o, bool model_required) {
-  auto* m = app->add_option("-m,--model", o.model, "GGUF model file (bench: or a Whisper model folder)");
+  auto* m = app->add_option("-m,--model", o.model, "GGUF model file (bench: or a Whisper model, a CTranslate2 folder or a whisper.cpp ggml-*.bin file)");
   if (model_required) m->required();
   app->add_option("-t,--threads", o.threads, "CPU threads (default: physical cores)");
   app->add_option("-c,--ctx-size", o.ctx, "context length in tokens (0: the model's training context)")

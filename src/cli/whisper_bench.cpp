@@ -10,7 +10,7 @@
 #include "audio/mel_window.h"
 #include "common/error.h"
 #include "whisper/graph_runner.h"
-#include "whisper/whisper_spec.h"
+#include "whisper/whisper_loader.h"
 
 namespace rayo::cli {
 namespace {
@@ -61,7 +61,7 @@ double time_decoder(whisper::GraphWhisperRunner& runner, int n_seqs, int n_token
 
 void run_whisper_bench(const WhisperBenchOptions& o) {
   const auto load0 = Clock::now();
-  const whisper::WhisperFiles files = whisper::load_ct2_whisper(o.folder);
+  const whisper::WhisperFiles files = whisper::load_whisper(o.folder);
   const whisper::WhisperSpec& s = files.spec;
   if (o.n_tokens < 1 || o.n_tokens + 2 > static_cast<int>(s.n_text_ctx))
     fail("-n must be 1 to ", s.n_text_ctx - 2, " decoder tokens");

@@ -1,5 +1,5 @@
 #pragma once
-// `rayo bench -m WHISPER_FOLDER`: the speed of a Whisper model's encoder (ms
+// `rayo bench -m WHISPER_MODEL` (a folder or a whisper.cpp file): the speed of a Whisper model's encoder (ms
 // per 30-second window) and decoder (ms per token, alone and as beam search's
 // five sequences a step).
 #include <string>
@@ -9,7 +9,7 @@
 namespace rayo::cli {
 
 struct WhisperBenchOptions {
-  std::string folder;
+  std::string folder;  // the model: a CTranslate2 folder or a whisper.cpp file
   runtime::BackendChoice backend;
   std::string compute_type = "default";  // or int8 (whisper::WeightFormat)
   int n_tokens = 64;  // decoder tokens per repetition

@@ -48,4 +48,18 @@ std::string encode_bytes(std::string_view raw) {
   return out;
 }
 
+std::string decode_bytes(std::string_view spelled) {
+  std::string out;
+  out.reserve(spelled.size());
+  for (size_t pos = 0; pos < spelled.size();) {
+    const size_t start = pos;
+    const int byte = unicode_to_byte(decode_utf8(spelled, pos));
+    if (byte >= 0)
+      out += static_cast<char>(byte);
+    else
+      out.append(spelled.substr(start, pos - start));
+  }
+  return out;
+}
+
 }  // namespace rayo::tokenizer

@@ -18,5 +18,8 @@ int unicode_to_byte(uint32_t codepoint);
 
 // Replaces every byte of `raw` by its character.
 std::string encode_bytes(std::string_view raw);
+// The inverse: each character by its byte; a character that stands for no byte
+// is kept as its UTF-8 (text not spelled byte-level passes through).
+std::string decode_bytes(std::string_view spelled);
 
 }  // namespace rayo::tokenizer

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "common/byte_reader.h"
 #include "common/error.h"
 
 namespace rayo::whisper {
@@ -44,56 +45,17 @@ namespace {
 constexpr uint32_t kVersion = 6;
 constexpr size_t kMaxRank = 8;
 
-// Reads the file front to back; every read is bounds-checked first.
-class Reader {
- public:
-  Reader(const std::string& path, std::span<const uint8_t> bytes) : path_(path), bytes_(bytes) {}
-
-  uint64_t offset() const { return pos_; }
-
-  template <typename T>
-  T read(const char* what) {
-    need(sizeof(T), what);
-    T v;
-    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));  // little-endian, like the hosts we run on
-    pos_ += sizeof(T);
-    return v;
-  }
-
-  // A u16 length counting a trailing NUL, the characters, the NUL.
-  std::string string(const char* what) {
-    const uint64_t at = pos_;
-    const uint16_t length = read<uint16_t>(what);
-    if (length == 0) error(at, what, " has no terminating NUL");
-    need(length, what);
-    const char* s = reinterpret_cast<const char*>(bytes_.data() + pos_);
-    if (s[length - 1] != '\0') error(at, what, " is not NUL-terminated");
-    if (std::memchr(s, '\0', length - 1) != nullptr) error(at, what, " holds a NUL");
-    pos_ += length;
-    return std::string(s, length - 1);
-  }
-
-  std::span<const uint8_t> take(uint64_t n, const char* what) {
-    need(n, what);
-    const auto out = bytes_.subspan(pos_, n);
-    pos_ += n;
-    return out;
-  }
-
-  template <typename... Args>
-  [[noreturn]] void error(uint64_t at, Args&&... args) const {
-    fail(path_, ": ", std::forward<Args>(args)..., " (at offset ", at, ")");
-  }
-
- private:
-  void need(uint64_t n, const char* what) const {
-    if (n > bytes_.size() - pos_) error(pos_, "truncated: ", what, " needs ", n, " bytes, ", bytes_.size() - pos_, " left");
-  }
-
-  const std::string& path_;
-  std::span<const uint8_t> bytes_;
-  uint64_t pos_ = 0;
-};
+// A u16 length counting a trailing NUL, the characters, the NUL.
+std::string read_string(ByteReader& r, const char* what) {
+  const uint64_t at = r.offset();
+  const uint16_t length = r.read<uint16_t>(what);
+  if (length == 0) r.error(at, what, " has no terminating NUL");
+  const auto bytes = r.take(length, what);
+  const char* s = reinterpret_cast<const char*>(bytes.data());
+  if (s[length - 1] != '\0') r.error(at, what, " is not NUL-terminated");
+  if (std::memchr(s, '\0', length - 1) != nullptr) r.error(at, what, " holds a NUL");
+  return std::string(s, length - 1);
+}
 
 }  // namespace
 
@@ -116,11 +78,11 @@ Ct2Model Ct2Model::from_bytes(std::vector<uint8_t> bytes, std::string name) {
 }
 
 void Ct2Model::parse() {
-  Reader r(path_, bytes_);
+  ByteReader r(path_, bytes_);
   version_ = r.read<uint32_t>("the version");
   if (version_ != kVersion)
     r.error(0, "CTranslate2 model version ", version_, " is not supported (version ", kVersion, " is)");
-  spec_name_ = r.string("the spec name");
+  spec_name_ = read_string(r, "the spec name");
   revision_ = r.read<uint32_t>("the spec revision");
   const uint64_t count_at = r.offset();
   const uint32_t n_variables = r.read<uint32_t>("the variable count");
@@ -130,7 +92,7 @@ void Ct2Model::parse() {
   for (uint32_t i = 0; i < n_variables; ++i) {
     const uint64_t at = r.offset();
     Ct2Variable v;
-    v.name = r.string("a variable name");
+    v.name = read_string(r, "a variable name");
     const uint8_t rank = r.read<uint8_t>("a rank");
     if (rank > kMaxRank) r.error(at, "variable '", v.name, "' has rank ", int{rank});
     for (uint8_t d = 0; d < rank; ++d) v.shape.push_back(r.read<uint32_t>("a dimension"));
@@ -153,8 +115,8 @@ void Ct2Model::parse() {
   const uint32_t n_aliases = r.read<uint32_t>("the alias count");
   for (uint32_t i = 0; i < n_aliases; ++i) {
     const uint64_t at = r.offset();
-    std::string alias = r.string("an alias");
-    std::string target = r.string("an alias target");
+    std::string alias = read_string(r, "an alias");
+    std::string target = read_string(r, "an alias target");
     if (find(target) == nullptr) r.error(at, "alias '", alias, "' names no variable ('", target, "')");
     aliases_.emplace_back(std::move(alias), std::move(target));
   }

@@ -32,6 +32,15 @@ Ct2ModelWriter::Ct2ModelWriter(const std::string& path, std::string_view spec_na
   write(&n_variables, 4);
 }
 
+Ct2ModelWriter::Ct2ModelWriter(std::vector<uint8_t>& memory, std::string_view spec_name, uint32_t spec_revision,
+                               uint32_t n_variables)
+    : path_("<memory>"), memory_(&memory), expected_(n_variables) {
+  write(&kBinaryVersion, 4);
+  write_string(spec_name);
+  write(&spec_revision, 4);
+  write(&n_variables, 4);
+}
+
 Ct2ModelWriter::~Ct2ModelWriter() {
   if (file_ == nullptr) return;
   // Unfinished (an exception is on its way): leave no truncated model behind.
@@ -40,6 +49,12 @@ Ct2ModelWriter::~Ct2ModelWriter() {
 }
 
 void Ct2ModelWriter::write(const void* data, size_t n) {
+  if (memory_ != nullptr) {
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    memory_->insert(memory_->end(), bytes, bytes + n);
+    size_ += n;
+    return;
+  }
   if (std::fwrite(data, 1, n, file_) != n) fail(path_, ": write failed (", std::strerror(errno), ")");
   size_ += n;
 }
@@ -82,6 +97,7 @@ uint64_t Ct2ModelWriter::finish(std::span<const std::pair<std::string, std::stri
     write_string(alias);
     write_string(target);
   }
+  if (memory_ != nullptr) return size_;
   const int closed = std::fclose(file_);
   file_ = nullptr;
   if (closed != 0) fail(path_, ": write failed (", std::strerror(errno), ")");
@@ -90,30 +106,6 @@ uint64_t Ct2ModelWriter::finish(std::span<const std::pair<std::string, std::stri
 
 // ---- What a converted Whisper model holds ---------------------------------
 
-namespace {
-
-// How a variable's values are made up.
-enum class Fill {
-  Scalar,    // an integer flag or count of CTranslate2's WhisperSpec
-  Weight,    // small values around 0
-  Bias,      // smaller values around 0
-  Scale,     // LayerNorm gamma: around 1, so that activations keep their size
-  Sinusoid,  // the encoder's positions, fixed sinusoids in every real model
-};
-
-struct PlannedVariable {
-  std::string name;
-  std::vector<uint32_t> shape;
-  Ct2Type type = Ct2Type::F16;
-  Fill fill = Fill::Weight;
-  int64_t scalar = 0;
-  // Elements [zero_begin, zero_end) are 0: Whisper's key projections have no
-  // bias, so the fused Q/K/V (and cross-attention K/V) biases hold zeros for K.
-  uint64_t zero_begin = 0, zero_end = 0;
-};
-
-// Every variable of CTranslate2's WhisperSpec (revision 3) for these sizes, in
-// the order model.bin stores them.
 std::vector<PlannedVariable> plan_whisper_variables(const WhisperPreset& p) {
   const uint32_t d = p.n_state, ffn = p.n_ffn();
   std::vector<PlannedVariable> v;
@@ -158,7 +150,7 @@ std::vector<PlannedVariable> plan_whisper_variables(const WhisperPreset& p) {
   scalar("decoder/scale_embeddings", Ct2Type::I8, 0);
   scalar("decoder/start_from_zero_embedding", Ct2Type::I8, 0);
   tensor("decoder/embeddings/weight", {p.vocabulary.n_vocab(), d}, Fill::Weight);
-  for (uint32_t l = 0; l < p.n_layer; ++l) {
+  for (uint32_t l = 0; l < p.decoder_layers(); ++l) {
     const std::string layer = "decoder/layer_" + std::to_string(l);
     layer_norm(layer + "/attention/layer_norm");  // cross-attention over the encoder output
     linear(layer + "/attention/linear_0", d, d);              // Q
@@ -190,6 +182,8 @@ std::vector<PlannedVariable> plan_whisper_variables(const WhisperPreset& p) {
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return v;
 }
+
+namespace {
 
 // splitmix64: a fast generator whose every seed gives a good stream.
 uint64_t splitmix64(uint64_t& state) {

@@ -32,6 +32,9 @@ namespace rayo::whisper {
 class Ct2ModelWriter {
  public:
   Ct2ModelWriter(const std::string& path, std::string_view spec_name, uint32_t spec_revision, uint32_t n_variables);
+  // Appends the model.bin to `memory` instead (an image for Ct2Model::from_bytes).
+  Ct2ModelWriter(std::vector<uint8_t>& memory, std::string_view spec_name, uint32_t spec_revision,
+                 uint32_t n_variables);
   ~Ct2ModelWriter();
   Ct2ModelWriter(const Ct2ModelWriter&) = delete;
   Ct2ModelWriter& operator=(const Ct2ModelWriter&) = delete;
@@ -46,10 +49,37 @@ class Ct2ModelWriter {
   void write_string(std::string_view s);
 
   std::string path_;
+  std::vector<uint8_t>* memory_ = nullptr;
   std::FILE* file_ = nullptr;
   uint32_t expected_ = 0, written_ = 0;
   uint64_t size_ = 0;
 };
+
+// How a planned variable's values are made up (by write_ct2_whisper).
+enum class Fill {
+  Scalar,    // an integer flag or count of CTranslate2's WhisperSpec
+  Weight,    // small values around 0
+  Bias,      // smaller values around 0
+  Scale,     // LayerNorm gamma: around 1, so that activations keep their size
+  Sinusoid,  // the encoder's positions, fixed sinusoids in every real model
+};
+
+// One variable of a converted Whisper model.
+struct PlannedVariable {
+  std::string name;
+  std::vector<uint32_t> shape;
+  Ct2Type type = Ct2Type::F16;
+  Fill fill = Fill::Weight;
+  int64_t scalar = 0;
+  // Elements [zero_begin, zero_end) are 0: Whisper's key projections have no
+  // bias, so the fused Q/K/V (and cross-attention K/V) biases hold zeros for K.
+  uint64_t zero_begin = 0, zero_end = 0;
+};
+
+// Every variable of CTranslate2's WhisperSpec (revision 3) for a preset's
+// sizes, in the order model.bin stores them (sorted by name): what
+// write_ct2_whisper writes, and what a whisper.cpp file is read into.
+std::vector<PlannedVariable> plan_whisper_variables(const WhisperPreset& preset);
 
 // Writes `folder` (created if needed; the three files are replaced) with the
 // preset's shapes and weights drawn from `seed` (same seed, same bytes): small

@@ -6,7 +6,7 @@
 // silent skipped; the decoded timestamps split a window into segments and say
 // where the next window starts; the text so far prompts the next window.
 //
-//   auto tokenizer = WhisperTokenizer::from_folder(files, folder);
+//   auto tokenizer = WhisperTokenizer::from_files(files);
 //   Transcript t = transcribe(runner, tokenizer, mel, TranscribeOptions{});
 #include <cstdint>
 #include <functional>

@@ -3,12 +3,13 @@
 #include "audio/log_mel.h"
 #include "audio/mel_source.h"
 #include "common/error.h"
+#include "whisper/whisper_loader.h"
 
 namespace rayo::whisper {
 
-Transcriber::Transcriber(const std::string& folder, const GraphRunnerOptions& options)
-    : files_(load_ct2_whisper(folder)),
-      tokenizer_(WhisperTokenizer::from_folder(files_, folder)),
+Transcriber::Transcriber(const std::string& model, const GraphRunnerOptions& options)
+    : files_(load_whisper(model)),
+      tokenizer_(WhisperTokenizer::from_files(files_)),
       runner_(files_, options),
       max_sequences_(options.max_sequences) {}
 

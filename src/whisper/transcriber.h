@@ -34,8 +34,9 @@ struct AudioInput {
 
 class Transcriber {
  public:
-  // Loads a CTranslate2 Whisper folder; throws rayo::Error in one line.
-  Transcriber(const std::string& folder, const GraphRunnerOptions& options);
+  // Loads a Whisper model (load_whisper: a CTranslate2 folder or a whisper.cpp
+  // file); throws rayo::Error in one line.
+  Transcriber(const std::string& model, const GraphRunnerOptions& options);
   Transcriber(const Transcriber&) = delete;
   Transcriber& operator=(const Transcriber&) = delete;
 

@@ -74,8 +74,11 @@ struct WhisperPreset {
   // (decoder layer, head) pairs whose cross-attention follows the words in time
   // (openai-whisper's _ALIGNMENT_HEADS, decoded).
   std::vector<std::pair<int32_t, int32_t>> alignment_heads;
+  // Decoder blocks where they differ from the encoder's (distil-whisper: 2); 0: n_layer.
+  uint32_t n_text_layer = 0;
 
   uint32_t n_ffn() const { return 4 * n_state; }
+  uint32_t decoder_layers() const { return n_text_layer != 0 ? n_text_layer : n_layer; }
 };
 
 // tiny, tiny.en, base, base.en, small, small.en, medium, medium.en, large-v3.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "whisper/whisper_tokenizer.h"
 
 namespace rayo::whisper {
 namespace {
@@ -126,7 +127,10 @@ WhisperFiles load_ct2_whisper(const std::string& folder) {
   }
   const std::string config_path = (dir / "config.json").string();
   WhisperSpec spec = whisper_spec(model, read_file(config_path), vocabulary, config_path);
-  return WhisperFiles{std::move(model), std::move(spec), std::move(vocabulary)};
+  std::vector<std::string> merges;
+  if (const auto tokenizer_json = dir / "tokenizer.json"; std::filesystem::exists(tokenizer_json))
+    merges = read_tokenizer_json_merges(tokenizer_json.string());
+  return WhisperFiles{std::move(model), std::move(spec), std::move(vocabulary), std::move(merges)};
 }
 
 }  // namespace rayo::whisper

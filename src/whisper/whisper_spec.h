@@ -45,14 +45,21 @@ struct WhisperSpec {
   bool multilingual() const { return n_vocab >= 51865; }
 };
 
-// Reads the folder (model.bin, config.json, vocabulary.txt). Throws rayo::Error
-// naming the file and what is wrong: a missing file, a model that is not a
-// Whisper model, sizes that do not agree with each other.
+// A Whisper model as rayo runs it, whichever file it came from: CTranslate2's
+// variables, the spec, the vocabulary and, when known, the BPE merges.
 struct WhisperFiles {
   Ct2Model model;
   WhisperSpec spec;
   std::vector<std::string> vocabulary;  // id -> byte-level BPE text
+  // GPT-2 merges "left right" in rank order: the folder's tokenizer.json, or
+  // derived from a whisper.cpp file's ranked vocabulary; empty when neither
+  // (the tokenizer then decodes but does not encode).
+  std::vector<std::string> merges;
 };
+// Reads the folder (model.bin, config.json, vocabulary.txt, and tokenizer.json
+// when it is there). Throws rayo::Error naming the file and what is wrong: a
+// missing file, a model that is not a Whisper model, sizes that do not agree
+// with each other.
 WhisperFiles load_ct2_whisper(const std::string& folder);
 
 // The spec of a model whose vocabulary and config are given (tests).

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -93,11 +92,46 @@ WhisperTokenizer::WhisperTokenizer(const WhisperSpec& spec, std::vector<std::str
   }
 }
 
-WhisperTokenizer WhisperTokenizer::from_folder(const WhisperFiles& files, const std::string& folder) {
-  const auto path = std::filesystem::path(folder) / "tokenizer.json";
+WhisperTokenizer WhisperTokenizer::from_files(const WhisperFiles& files) {
+  return WhisperTokenizer(files.spec, files.vocabulary, files.merges);
+}
+
+std::vector<std::string> merges_from_ranks(const std::vector<std::string>& vocabulary, size_t n_ordinary) {
+  n_ordinary = std::min(n_ordinary, vocabulary.size());
+  std::vector<std::string> raw(n_ordinary);
+  std::unordered_map<std::string_view, size_t> rank;
+  for (size_t id = 0; id < n_ordinary; ++id) {
+    raw[id] = tokenizer::decode_bytes(vocabulary[id]);
+    if (!raw[id].empty()) rank.emplace(raw[id], id);  // the first of equal tokens keeps its rank
+  }
   std::vector<std::string> merges;
-  if (std::filesystem::exists(path)) merges = read_tokenizer_json_merges(path.string());
-  return WhisperTokenizer(files.spec, files.vocabulary, std::move(merges));
+  std::vector<std::string_view> pieces;
+  for (size_t id = 0; id < n_ordinary; ++id) {
+    const std::string_view token = raw[id];
+    if (token.size() < 2 || rank.at(token) != id) continue;
+    pieces.clear();
+    for (size_t i = 0; i < token.size(); ++i) pieces.push_back(token.substr(i, 1));
+    // Merge the adjacent pair whose union ranks lowest, among ranks below id,
+    // until none is left: tiktoken's byte-pair merge stopped at this rank.
+    while (pieces.size() > 2) {
+      size_t best = pieces.size(), best_rank = id;
+      for (size_t i = 0; i + 1 < pieces.size(); ++i) {
+        const std::string_view pair(pieces[i].data(), pieces[i].size() + pieces[i + 1].size());
+        const auto it = rank.find(pair);
+        if (it != rank.end() && it->second < best_rank) {
+          best = i;
+          best_rank = it->second;
+        }
+      }
+      if (best == pieces.size()) break;
+      pieces[best] = std::string_view(pieces[best].data(), pieces[best].size() + pieces[best + 1].size());
+      pieces.erase(pieces.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+    }
+    // A token no two lower-ranked ones make is not a merge's result (it cannot be produced).
+    if (pieces.size() != 2 || !rank.count(pieces[0]) || !rank.count(pieces[1])) continue;
+    merges.push_back(tokenizer::encode_bytes(pieces[0]) + " " + tokenizer::encode_bytes(pieces[1]));
+  }
+  return merges;
 }
 
 std::vector<std::string> read_tokenizer_json_merges(const std::string& path) {
@@ -127,16 +161,7 @@ std::string WhisperTokenizer::decode(std::span<const int32_t> ids) const {
   std::string bytes;
   for (const int32_t id : ids) {
     if (id < 0 || id >= spec_.eot) continue;
-    const std::string& text = vocabulary_[id];
-    for (size_t pos = 0; pos < text.size();) {
-      const size_t start = pos;
-      const uint32_t cp = tokenizer::decode_utf8(text, pos);
-      const int byte = tokenizer::unicode_to_byte(cp);
-      if (byte >= 0)
-        bytes += static_cast<char>(byte);
-      else
-        bytes.append(text, start, pos - start);  // not byte-level spelling: keep as written
-    }
+    bytes += tokenizer::decode_bytes(vocabulary_[id]);
   }
   std::string out;
   append_lossy_utf8(out, bytes);

@@ -32,9 +32,8 @@ class WhisperTokenizer {
   // that decodes but refuses to encode (can_encode() is false).
   WhisperTokenizer(const WhisperSpec& spec, std::vector<std::string> vocabulary, std::vector<std::string> merges = {});
 
-  // From a CTranslate2 folder already loaded: the merges from FOLDER/tokenizer.json
-  // when the file is there, none otherwise.
-  static WhisperTokenizer from_folder(const WhisperFiles& files, const std::string& folder);
+  // The tokenizer of a loaded model (its merges when it has them).
+  static WhisperTokenizer from_files(const WhisperFiles& files);
 
   const WhisperSpec& spec() const { return spec_; }
   int32_t vocabulary_size() const { return static_cast<int32_t>(vocabulary_.size()); }
@@ -90,6 +89,14 @@ class WhisperTokenizer {
   std::unordered_map<std::string, int32_t> special_ids_;  // "<|...|>" tokens by text
   std::optional<tokenizer::Tokenizer> bpe_;
 };
+
+// The merges that rebuild a ranked byte-level vocabulary (GPT-2's, as tiktoken
+// ranks it: a token's id is its rank), the way tiktoken's vocabularies are
+// turned into merge lists: for each token of two bytes or more, in rank order,
+// byte-pair merging of its bytes with the lower-ranked tokens alone leaves two
+// pieces, and these two are its merge. `vocabulary` holds byte-level spellings;
+// the first `n_ordinary` ids take part (the special tokens come after them).
+std::vector<std::string> merges_from_ranks(const std::vector<std::string>& vocabulary, size_t n_ordinary);
 
 // The BPE merges of a `tokenizers` tokenizer.json ("left right" strings or
 // ["left", "right"] pairs), in rank order. Throws rayo::Error naming the file.

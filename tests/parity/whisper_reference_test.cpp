@@ -53,8 +53,7 @@ std::vector<std::string> spoken_words(const std::string& text) {
 struct Model {
   WhisperFiles files;
   WhisperTokenizer tokenizer;
-  Model(WhisperFiles f, const std::string& folder)
-      : files(std::move(f)), tokenizer(WhisperTokenizer::from_folder(files, folder)) {}
+  explicit Model(WhisperFiles f) : files(std::move(f)), tokenizer(WhisperTokenizer::from_files(files)) {}
 };
 
 class WhisperReference : public ::testing::Test {
@@ -62,7 +61,7 @@ class WhisperReference : public ::testing::Test {
   static void SetUpTestSuite() {
     if (!test::real_whisper_absent().empty() || test::shared_dir().empty()) return;
     const std::string folder = test::real_whisper_dir().string();
-    model_ = new Model(load_ct2_whisper(folder), folder);
+    model_ = new Model(load_ct2_whisper(folder));
   }
   static void TearDownTestSuite() {
     delete model_;

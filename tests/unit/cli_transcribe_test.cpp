@@ -62,6 +62,23 @@ TEST_F(CliTranscribe, PrintsTheTranscriptAlone) {
 // Greedy at temperature 0 alone (the reference's settings), the no-speech rule
 // drops the window; with beam 5 or the fallback, faster-whisper and rayo both
 // hear "You" in it, confidently enough to keep it.
+TEST_F(CliTranscribe, ConvertedToWhisperCppGivesTheSameTranscript) {
+  const std::string ggml = (dir_ / "ggml-tiny.en.bin").string();
+  const auto converted = test::run_command(rayo() + " convert -m " + model_ + " -o " + ggml);
+  ASSERT_EQ(converted.exit_code, 0) << converted.output;
+  EXPECT_NE(converted.output.find("whisper.cpp ggml, F16, 4+4 layers, width 384"), std::string::npos) << converted.output;
+  const auto r = test::run_command(rayo() + " transcribe -t 2 -m " + ggml + " " + clip("u07_punct"), false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "wait, what, no, no, no, that's not what I said, I said, stop.\n");
+  // Its own output, converted again to q8_0, from the ggml file itself.
+  const auto q8 = test::run_command(rayo() + " convert -m " + ggml + " --type q8_0 -o " + (dir_ / "q8.bin").string());
+  ASSERT_EQ(q8.exit_code, 0) << q8.output;
+  expect_error(rayo() + " convert -m " + model_ + " --type q4_k -o " + (dir_ / "k.bin").string(), "not Q4_K");
+  expect_error(rayo() + " convert -m " + model_ + " --type q9 -o " + (dir_ / "k.bin").string(), "unknown --type 'q9'");
+  expect_error(rayo() + " convert -m " + ggml + " -o " + ggml, "is the model itself");
+  expect_error(rayo() + " transcribe -m " + clip("u07_punct") + " " + clip("u07_punct"), "not a Whisper model");
+}
+
 TEST_F(CliTranscribe, SilenceGivesNoText) {
   const auto r = test::run_command(transcribe("--beam-size 1 --temperature 0 " + clip("silence")), false);
   ASSERT_EQ(r.exit_code, 0) << r.output;

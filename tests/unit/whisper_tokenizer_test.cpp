@@ -31,7 +31,7 @@ nlohmann::json reference(const std::string& name) {
 const WhisperTokenizer& real_tokenizer() {
   static const WhisperTokenizer tokenizer = [] {
     const std::string folder = test::real_whisper_dir().string();
-    return WhisperTokenizer::from_folder(load_ct2_whisper(folder), folder);
+    return WhisperTokenizer::from_files(load_ct2_whisper(folder));
   }();
   return tokenizer;
 }

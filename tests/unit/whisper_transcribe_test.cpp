@@ -447,7 +447,7 @@ TEST(WhisperTranscribe, InitialPromptIsEncodedAfterASpace) {
   if (const auto why = test::real_whisper_absent(); !why.empty()) GTEST_SKIP() << why;
   const std::string folder = test::real_whisper_dir().string();
   const auto files = load_ct2_whisper(folder);
-  const auto tokenizer = WhisperTokenizer::from_folder(files, folder);
+  const auto tokenizer = WhisperTokenizer::from_files(files);
   WindowRunner runner([](int64_t, int, const std::vector<int32_t>& g) { return probs({{g.empty() ? 383 : kEot, 1.0}}); },
                       files.spec);
   auto o = greedy_options();
