@@ -12,6 +12,10 @@ StepEngine::StepEngine(std::shared_ptr<const Model> model, const BackendChoice& 
     : model_(std::move(model)), choice_(resolve(choice)) {
   backend_ = make_backend(choice_);
   const auto& spec = model_->spec();
+  n_vocab_ = spec.n_vocab;
+  build_ = [m = model_.get()](const graph::GraphConfig& config) {
+    return m->architecture().build(m->file(), m->spec(), config);
+  };
   kv_.n_layers = static_cast<int>(spec.n_layers);
   kv_.kv_width = spec.kv_dim();
   kv_.block_size = block_size;
@@ -32,7 +36,18 @@ StepEngine::StepEngine(std::shared_ptr<const Model> model, const BackendChoice& 
   backend_->init_kv_cache(kv_);
 }
 
+StepEngine::StepEngine(StepGraphs graphs, const BackendChoice& choice)
+    : choice_(resolve(choice)), kv_(std::move(graphs.kv)), build_(std::move(graphs.build)), n_vocab_(graphs.n_vocab) {
+  backend_ = make_backend(choice_);
+  backend_->init_kv_cache(kv_);
+}
+
 StepEngine::~StepEngine() = default;
+
+const Model& StepEngine::model() const {
+  RAYO_CHECK(model_ != nullptr, "this step engine runs no GGUF model");
+  return *model_;
+}
 
 void StepEngine::resize_kv_cache(int64_t n_blocks) {
   kv_.n_blocks = n_blocks;
@@ -40,11 +55,13 @@ void StepEngine::resize_kv_cache(int64_t n_blocks) {
 }
 
 graph::Executor& StepEngine::graph(const graph::GraphConfig& config) {
-  for (auto& e : executors_)
-    if (e->graph().config().max_tokens == config.max_tokens && e->graph().config().max_outputs == config.max_outputs &&
-        e->graph().config().batch_invariant == config.batch_invariant)
+  for (auto& e : executors_) {
+    const graph::GraphConfig& c = e->graph().config();
+    if (c.max_tokens == config.max_tokens && c.max_outputs == config.max_outputs &&
+        c.batch_invariant == config.batch_invariant && c.max_frames == config.max_frames)
       return *e;
-  graph::Graph g = model_->architecture().build(model_->file(), model_->spec(), config);
+  }
+  graph::Graph g = build_(config);
   executors_.push_back(std::make_unique<graph::Executor>(*backend_, std::move(g)));
   if (choice_.verbose) std::fprintf(stderr, "%s", executors_.back()->graph().describe().c_str());
   return *executors_.back();
@@ -71,6 +88,9 @@ std::vector<int32_t> StepEngine::run(graph::Executor& ex, const StepRows& rows, 
   graph::StepInputs in{rows.tokens, rows.positions, rows.outputs, rows.seq, rows.block_table, rows.max_blocks_per_seq};
   if (any) in.sample = requests;
   in.ring_start = rows.ring_start;
+  in.features = rows.features;
+  in.n_frames = rows.n_frames;
+  in.cross_slot = rows.cross_slot;
   RAYO_CHECK(!has_rings() || !rows.ring_start.empty(), "a step without the rings of the sliding-window layers");
   ex.run(in);
 
@@ -79,7 +99,7 @@ std::vector<int32_t> StepEngine::run(graph::Executor& ex, const StepRows& rows, 
   // Each output row's token: the backend's, or drawn here from the logits
   // (brought back only when some row needs them).
   const auto sampled = ex.sampled();
-  const size_t n_vocab = static_cast<size_t>(model_->spec().n_vocab);
+  const size_t n_vocab = static_cast<size_t>(n_vocab_);
   for (size_t i = 0; i < samplers.size(); ++i) {
     if (on_backend[i] && !sampled.empty() && sampled[i] >= 0) {
       ids[i] = sampled[i];

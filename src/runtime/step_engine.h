@@ -9,8 +9,9 @@
 // logits; the token and each sampler's random stream are the same either way.
 //
 // Its users: Session (run, chat, perplexity: one sequence that owns the whole
-// cache), Scheduler (serve: many sequences over a shared block pool) and the
-// batched-decode benchmark (bench -B).
+// cache), Scheduler (serve: many sequences over a shared block pool), the
+// batched-decode benchmark (bench -B) and GraphWhisperRunner (Whisper's
+// encoder and decoder steps, from StepGraphs).
 //
 // An encoder-decoder model (Whisper) fits the same mould: the encoder pass is
 // a step of its own graph, run once per input, whose outputs -- each
@@ -19,6 +20,7 @@
 // each row's sequence (StepRows::seq names it), so a decoder step is a run()
 // like any other and the sampling here serves both kinds of model.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -41,6 +43,20 @@ struct StepRows {
   std::span<const int32_t> block_table;  // n_seqs x max_blocks_per_seq block ids
   int32_t max_blocks_per_seq = 0;
   std::span<const int32_t> ring_start;   // n_seqs first blocks of their rings (StepEngine::ring_start)
+  // Encoder-decoder models (graph::StepInputs): an encoder step's input
+  // features and frames; each sequence's cross-attention slot.
+  std::span<const float> features;
+  int64_t n_frames = 0;
+  std::span<const int32_t> cross_slot;
+};
+
+// A model's step graphs as the engine builds them, and the KV cache they use:
+// what a GGUF Model gives (the engine's first constructor makes it), or any
+// other model's (a Whisper model's encoder and decoder graphs).
+struct StepGraphs {
+  graph::KvCacheConfig kv;  // block counts included
+  std::function<graph::Graph(const graph::GraphConfig&)> build;
+  int64_t n_vocab = 0;      // logits per output row
 };
 
 // The rings of a model's sliding-window layers (graph/backend.h): one per
@@ -60,11 +76,14 @@ class StepEngine {
   // blocks per sequence (when that is smaller than a whole context).
   StepEngine(std::shared_ptr<const Model> model, const BackendChoice& choice, int64_t block_size, int64_t n_blocks,
              int64_t max_seq_len, RingShape rings = {});
+  // Any model's `graphs`, on a backend for `choice`.
+  StepEngine(StepGraphs graphs, const BackendChoice& choice);
   ~StepEngine();
   StepEngine(const StepEngine&) = delete;
   StepEngine& operator=(const StepEngine&) = delete;
 
-  const Model& model() const { return *model_; }
+  // The GGUF model (an engine made from StepGraphs has none).
+  const Model& model() const;
   // The choice with its defaults resolved (n_threads: the threads the CPU uses).
   const BackendChoice& choice() const { return choice_; }
   graph::Backend& backend() { return *backend_; }
@@ -80,8 +99,9 @@ class StepEngine {
   // Re-allocates the KV cache with n_blocks blocks (its contents are lost).
   void resize_kv_cache(int64_t n_blocks);
 
-  // The step graph for `config`, built (and with --verbose described on
-  // stderr) at first use; preparing it repacks or uploads the weights.
+  // The step graph for `config` (its sizes: tokens, outputs, frames, and
+  // batch invariance), built (and with --verbose described on stderr) at
+  // first use; preparing it repacks or uploads the weights.
   graph::Executor& graph(const graph::GraphConfig& config);
 
   // Runs one step on `ex`. `samplers`: empty (the step's result is the
@@ -91,10 +111,12 @@ class StepEngine {
   std::vector<int32_t> run(graph::Executor& ex, const StepRows& rows, std::span<Sampler* const> samplers = {});
 
  private:
-  std::shared_ptr<const Model> model_;
+  std::shared_ptr<const Model> model_;  // null for an engine made from StepGraphs
   BackendChoice choice_;
   std::unique_ptr<graph::Backend> backend_;
   graph::KvCacheConfig kv_;
+  std::function<graph::Graph(const graph::GraphConfig&)> build_;
+  int64_t n_vocab_ = 0;
   std::vector<std::unique_ptr<graph::Executor>> executors_;
 };
 

@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include "audio/mel_window.h"
-#include "backends/cpu/cpu_backend.h"
 #include "common/error.h"
 #include "whisper/whisper_graphs.h"
 
@@ -30,30 +29,31 @@ GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRun
       max_sequences_(std::max(1, options.max_sequences)) {
   if (choice_.device == "cuda")
     fail("Whisper runs on the CPU so far: the CUDA backend has no encoder-decoder kernels yet (use --device cpu)");
-  backend_ = std::make_unique<cpu::CpuBackend>(choice_.n_threads, /*progress=*/false, choice_.fuse);
   const WhisperSpec& s = files_.spec;
   const int64_t blocks_per_seq = (s.n_text_ctx + kBlockSize - 1) / kBlockSize;
   // Between two calls a sequence's old blocks and its forks' copies coexist: twice the sequences.
   const int n_slots = 2 * max_sequences_;
-  kv_.n_layers = static_cast<int>(s.n_text_layer);
-  kv_.kv_width = s.n_text_state;
-  kv_.block_size = kBlockSize;
-  kv_.n_blocks = n_slots * blocks_per_seq;
-  kv_.max_seq_len = s.n_text_ctx;
-  kv_.type = graph::KvType::F32;  // as CTranslate2's float32 compute, whose transcripts are the reference
-  kv_.cross_len = s.n_audio_ctx;
-  kv_.n_cross_slots = 1;
-  backend_->init_kv_cache(kv_);
+  runtime::StepGraphs graphs;
+  graphs.kv.n_layers = static_cast<int>(s.n_text_layer);
+  graphs.kv.kv_width = s.n_text_state;
+  graphs.kv.block_size = kBlockSize;
+  graphs.kv.n_blocks = n_slots * blocks_per_seq;
+  graphs.kv.max_seq_len = s.n_text_ctx;
+  graphs.kv.type = graph::KvType::F32;  // as CTranslate2's float32 compute, whose transcripts are the reference
+  graphs.kv.cross_len = s.n_audio_ctx;
+  graphs.kv.n_cross_slots = 1;
+  graphs.build = [this](const graph::GraphConfig& config) { return build(config); };
+  graphs.n_vocab = s.n_vocab;
+  engine_ = std::make_unique<runtime::StepEngine>(std::move(graphs), choice_);
   slots_.resize(n_slots);
   block_table_.assign(static_cast<size_t>(n_slots * blocks_per_seq), -1);
-  free_blocks_.resize(kv_.n_blocks);
+  free_blocks_.resize(engine_->kv_config().n_blocks);
   std::iota(free_blocks_.rbegin(), free_blocks_.rend(), 0);
 
-  graph::GraphConfig enc;
-  enc.max_tokens = s.n_audio_ctx;
-  enc.max_frames = 2 * s.n_audio_ctx;
-  enc.max_outputs = 1;
-  encoder_ = std::make_unique<graph::Executor>(*backend_, build_encoder_graph(files_.model, weights_, s, enc));
+  encoder_config_.max_tokens = s.n_audio_ctx;
+  encoder_config_.max_frames = 2 * s.n_audio_ctx;
+  encoder_config_.max_outputs = 1;
+  engine_->graph(encoder_config_);  // built (its weights prepared) now, not at the first window
   encoder_tokens_.assign(s.n_audio_ctx, 0);
   encoder_seq_.assign(s.n_audio_ctx, 0);
   encoder_positions_.resize(s.n_audio_ctx);
@@ -62,18 +62,24 @@ GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRun
 
 GraphWhisperRunner::~GraphWhisperRunner() = default;
 
+// The encoder's graph (the configuration with input frames) or a decoder step's.
+graph::Graph GraphWhisperRunner::build(const graph::GraphConfig& config) const {
+  if (config.max_frames > 0) return build_encoder_graph(files_.model, weights_, files_.spec, config);
+  return build_decoder_graph(files_.model, weights_, files_.spec, config);
+}
+
 void GraphWhisperRunner::encode(std::span<const float> mel) {
   const WhisperSpec& s = files_.spec;
   const int64_t frames = 2 * int64_t{s.n_audio_ctx};
   if (static_cast<int64_t>(mel.size()) != int64_t{s.n_mels} * frames)
     fail("a Whisper window is ", s.n_mels, " x ", frames, " log-mel values, not ", mel.size());
-  graph::StepInputs in;
-  in.tokens = encoder_tokens_;
-  in.positions = encoder_positions_;
-  in.seq = encoder_seq_;
-  in.features = mel;
-  in.n_frames = frames;
-  encoder_->run(in);
+  runtime::StepRows rows;
+  rows.tokens = encoder_tokens_;
+  rows.positions = encoder_positions_;
+  rows.seq = encoder_seq_;
+  rows.features = mel;
+  rows.n_frames = frames;
+  engine_->run(engine_->graph(encoder_config_), rows);
   // A new window: every sequence's cross-attention changed, so no kept keys
   // and values are valid any more.
   for (Slot& slot : slots_) release(slot);
@@ -82,7 +88,7 @@ void GraphWhisperRunner::encode(std::span<const float> mel) {
 
 std::span<const float> GraphWhisperRunner::encoder_output() {
   RAYO_CHECK(encoded_, "no window encoded yet");
-  return encoder_->logits();
+  return engine_->graph(encoder_config_).logits();
 }
 
 int GraphWhisperRunner::free_slot() {
@@ -106,14 +112,10 @@ void GraphWhisperRunner::release(Slot& slot) {
 graph::Executor& GraphWhisperRunner::decoder_for(int64_t n_tokens) {
   int64_t bucket = 8;
   while (bucket < n_tokens) bucket *= 2;
-  for (auto& d : decoders_)
-    if (d->graph().config().max_tokens == bucket) return *d;
   graph::GraphConfig config;
   config.max_tokens = bucket;
   config.max_outputs = max_sequences_ + 1;
-  decoders_.push_back(
-      std::make_unique<graph::Executor>(*backend_, build_decoder_graph(files_.model, weights_, files_.spec, config)));
-  return *decoders_.back();
+  return engine_->graph(config);
 }
 
 void GraphWhisperRunner::decode(std::span<const std::vector<int32_t>> sequences, std::vector<float>& logits,
@@ -179,7 +181,7 @@ void GraphWhisperRunner::decode(std::span<const std::vector<int32_t>> sequences,
       }
     }
   }
-  backend_->copy_kv_blocks(copies);
+  engine_->backend().copy_kv_blocks(copies);
   for (size_t o = 0; o < slots_.size(); ++o)
     if (slots_[o].used && !kept_slot[o]) release(slots_[o]);
 
@@ -204,16 +206,16 @@ void GraphWhisperRunner::decode(std::span<const std::vector<int32_t>> sequences,
   }
 
   graph::Executor& ex = decoder_for(static_cast<int64_t>(tokens.size()));
-  graph::StepInputs in;
-  in.tokens = tokens;
-  in.positions = positions;
-  in.output_rows = outputs;
-  in.seq = seq_index;
-  in.block_table = block_table_;
-  in.max_blocks_per_seq = static_cast<int32_t>(blocks_per_seq);
+  runtime::StepRows rows;
+  rows.tokens = tokens;
+  rows.positions = positions;
+  rows.outputs = outputs;
+  rows.seq = seq_index;
+  rows.block_table = block_table_;
+  rows.max_blocks_per_seq = static_cast<int32_t>(blocks_per_seq);
   const std::vector<int32_t> cross_slots(slots_.size(), 0);  // every sequence reads the one window
-  in.cross_slot = cross_slots;
-  ex.run(in);
+  rows.cross_slot = cross_slots;
+  engine_->run(ex, rows);
   decoded_tokens_ += static_cast<int64_t>(tokens.size());
 
   // Output rows are ascending: the extra row (if any) comes right before the first sequence's last.

@@ -1,6 +1,6 @@
 #pragma once
-// A WhisperRunner on rayo's compute graph and backends (whisper_graphs.h):
-// the encoder graph writes each decoder layer's cross-attention keys and
+// A WhisperRunner on rayo's compute graph and step engine (whisper_graphs.h,
+// runtime/step_engine.h): the encoder graph writes each decoder layer's cross-attention keys and
 // values into the backend's cross-attention memory (one slot: the current
 // window), and decoder steps run over the paged KV cache, one block list per
 // sequence.
@@ -18,6 +18,7 @@
 #include "graph/backend.h"
 #include "graph/executor.h"
 #include "runtime/backend_choice.h"
+#include "runtime/step_engine.h"
 #include "whisper/whisper_runner.h"
 #include "whisper/weight_store.h"
 #include "whisper/whisper_spec.h"
@@ -54,6 +55,7 @@ class GraphWhisperRunner final : public WhisperRunner {
     std::vector<int32_t> blocks;
   };
   graph::Executor& decoder_for(int64_t n_tokens);
+  graph::Graph build(const graph::GraphConfig& config) const;
   int free_slot();
   int32_t take_block();
   void release(Slot& slot);
@@ -62,10 +64,8 @@ class GraphWhisperRunner final : public WhisperRunner {
   runtime::BackendChoice choice_;
   WeightStore weights_;
   int max_sequences_;
-  std::unique_ptr<graph::Backend> backend_;
-  graph::KvCacheConfig kv_;
-  std::unique_ptr<graph::Executor> encoder_;
-  std::vector<std::unique_ptr<graph::Executor>> decoders_;  // by token bucket
+  std::unique_ptr<runtime::StepEngine> engine_;  // after weights_, which its graphs read
+  graph::GraphConfig encoder_config_;
   std::vector<Slot> slots_;
   std::vector<int32_t> free_blocks_;
   std::vector<int32_t> block_table_;
