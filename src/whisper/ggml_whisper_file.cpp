@@ -73,7 +73,11 @@ void GgmlWhisperFile::parse() {
   const uint32_t magic = r.read<uint32_t>("the magic");
   if (magic == 0x46554747)  // "GGUF"
     r.error(0, "a GGUF file, not a whisper.cpp model (rayo reads language models from GGUF files: rayo run)");
-  if (magic != kGgmlMagic) r.error(0, "not a whisper.cpp ggml model (magic 0x", std::hex, magic, ")");
+  if (magic != kGgmlMagic) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", magic);
+    r.error(0, "not a whisper.cpp ggml model (magic ", hex, ")");
+  }
 
   GgmlWhisperHparams& h = hparams_;
   h.n_vocab = positive(r, "n_vocab");

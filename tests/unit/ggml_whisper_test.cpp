@@ -242,6 +242,35 @@ TEST_F(GgmlWhisper, BrokenFilesAreRefusedInOneLine) {
   }
 }
 
+TEST_F(GgmlWhisper, AVocabularyWithEndOfTextReadsAsOneWithout) {
+  // convert-h5-to-ggml.py writes Hugging Face's vocab.json, <|endoftext|> included.
+  WhisperPreset p = whisper_preset("tiny.en");
+  p.n_layer = 1;
+  const auto folder = dir_ / "m";
+  write_ct2_whisper(p, 1, folder.string());
+  const std::string plain = (dir_ / "plain.bin").string();
+  write_ggml_whisper(load_ct2_whisper(folder.string()), plain, TensorType::F16);
+  std::string bytes = read_text(plain);
+  const GgmlWhisperFile file = GgmlWhisperFile::open(plain);
+  const GgmlTensor& first = file.tensors().front();
+  const uint64_t vocab_end = first.offset - (12 + 4 * first.shape.size() + first.name.size());
+  const uint64_t count_at = 4 + 11 * 4 + 8 + 4 * uint64_t{80} * 201;
+  int32_t count = 0;
+  std::memcpy(&count, bytes.data() + count_at, 4);
+  ASSERT_EQ(count, 50256);
+  ++count;
+  std::memcpy(bytes.data() + count_at, &count, 4);
+  const std::string eot = "<|endoftext|>";
+  const auto length = static_cast<uint32_t>(eot.size());
+  bytes.insert(vocab_end, std::string(reinterpret_cast<const char*>(&length), 4) + eot);
+  const auto with_eot = dir_ / "with-eot.bin";
+  std::ofstream(with_eot, std::ios::binary) << bytes;
+  const WhisperFiles a = load_whisper(plain), b = load_whisper(with_eot.string());
+  EXPECT_EQ(b.vocabulary, a.vocabulary);
+  EXPECT_EQ(b.spec.eot, 50256);
+  EXPECT_EQ(max_difference(a.model, b.model), 0.0);
+}
+
 TEST(GgmlWhisperFileFormat, UnknownTypesAndShapesAreRefused) {
   // A header, no mel filters, no tokens, then one tensor of an unknown type.
   std::vector<uint8_t> bytes;
