@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <chrono>
 #include <thread>
 
 #include "tools/sse_client.h"
@@ -361,7 +362,16 @@ TEST_F(ServerHttp, ThirtyTwoConcurrentStreamsAreCompleteCorrectAndCounted) {
       EXPECT_EQ(usages[i]["completion_tokens"], request(i)["max_tokens"]);
     }
   }
-  const std::string after = http_get(addr(), "/metrics").body;
+  // A client has its [DONE] while the scheduler still ends the step that sent
+  // it (its phase times, the running count): wait for the server to settle.
+  std::string after;
+  for (int attempt = 0; attempt < 250; ++attempt) {
+    after = http_get(addr(), "/metrics").body;
+    const double steps_now = metric(after, "rayo_batch_steps_total") - metric(before, "rayo_batch_steps_total");
+    const double delivered = metric(after, "rayo_step_deliver_seconds_count") - metric(before, "rayo_step_deliver_seconds_count");
+    if (metric(after, "rayo_running_sequences") == 0 && delivered == steps_now) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   EXPECT_EQ(metric(after, "rayo_prompt_tokens_total") - metric(before, "rayo_prompt_tokens_total"), prompt_tokens);
   EXPECT_EQ(metric(after, "rayo_generated_tokens_total") - metric(before, "rayo_generated_tokens_total"),
             completion_tokens);

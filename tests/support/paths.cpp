@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace rayo::test {
 
@@ -25,11 +26,29 @@ std::filesystem::path rayo_binary() {
   return std::filesystem::path(RAYO_BINARY_DIR) / "rayo";
 }
 
+namespace {
+
+// The directories temp_dir made in this process, removed when it exits (a
+// test that fails half-way leaves nothing behind either).
+std::vector<std::filesystem::path>& made_dirs() {
+  static std::vector<std::filesystem::path> dirs;
+  return dirs;
+}
+
+void remove_made_dirs() {
+  std::error_code ignored;
+  for (const auto& dir : made_dirs()) std::filesystem::remove_all(dir, ignored);
+}
+
+}  // namespace
+
 std::filesystem::path temp_dir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() /
              ("rayo-test-" + std::to_string(getpid()) + "-" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  if (made_dirs().empty()) std::atexit(remove_made_dirs);
+  made_dirs().push_back(dir);
   return dir;
 }
 

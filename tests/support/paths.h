@@ -23,7 +23,8 @@ std::filesystem::path shared_path(const std::string& relative);
 // The rayo executable built with the tests ($RAYO_BIN, set by CTest).
 std::filesystem::path rayo_binary();
 
-// A fresh, empty temporary directory, unique to this process and name.
+// A fresh, empty temporary directory, unique to this process and name, removed
+// (with what it holds) when the process exits.
 std::filesystem::path temp_dir(const std::string& name);
 
 // Runs a shell command, returning its exit status and captured stdout (and stderr
