@@ -14,6 +14,7 @@
 #include "backends/cuda/kernels/mma.cuh"
 #include "cuda_emulated_ops_variants.inc"
 
+#include "backends/cpu/encoder_decoder_ops.h"
 #include "backends/cpu/kv_cache.h"
 #include "backends/cpu/ops.h"
 #include "common/strings.h"
@@ -310,6 +311,151 @@ TEST(CudaEmulatedElementwise, AddBiasSwigluSelectRows) {
                SelectRowsArgs{a.data(), y.data(), sel.data(), nullptr, {nullptr, nullptr, nullptr}, &n_sel});
   for (int r = 0; r < 2; ++r)
     for (int i = 0; i < cols; ++i) ASSERT_EQ(y[r * cols + i], a[sel[r] * cols + i]);
+}
+
+// ----------------------------------------- encoder-decoder rows (Whisper)
+// LayerNorm against the CPU's (double sums), on rows whose mean is far from 0
+// (a residual stream's): float sums of cols/256 + 9 roundings on a path give
+// the mean within d = (cols/256 + 9) eps (|mean| + max|x - mean|), which moves
+// an output by d s |w|; the variance's relative error (twice that of its sum)
+// scales y - bias; four roundings of the last expression.
+TEST(CudaEmulatedLayerNorm, MatchesTheCpuOnRowsFarFromZero) {
+  const int cols = 1000, rows = 3;
+  auto x = test::random_floats(rows * cols, 1, 3.0f);
+  const float offsets[rows] = {0.0f, 50.0f, -20.0f};
+  for (int t = 0; t < rows; ++t)
+    for (int i = 0; i < cols; ++i) x[t * cols + i] += offsets[t];
+  auto w = test::random_floats(cols, 2, 0.1f);
+  for (float& v : w) v += 1.0f;
+  const auto bias = test::random_floats(cols, 3);
+  std::vector<float> y(rows * cols), ref(cols);
+  test::launch(layer_norm_spec(cols, 1e-5f), rows, ln_1000::layer_norm,
+               LayerNormArgs{x.data(), w.data(), bias.data(), y.data(), &rows});
+  const double k = static_cast<double>(cols) / 256 + 9;
+  for (int t = 0; t < rows; ++t) {
+    const float* xr = x.data() + t * cols;
+    cpu::layer_norm_row(xr, w.data(), bias.data(), ref.data(), cols, 1e-5f);
+    double mean = 0, var = 0;
+    for (int i = 0; i < cols; ++i) mean += xr[i];
+    mean /= cols;
+    for (int i = 0; i < cols; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    const double s = 1 / std::sqrt(var / cols + 1e-5);
+    const double d = k * kF32Eps * (std::abs(mean) + 3.0);
+    for (int i = 0; i < cols; ++i) {
+      const double tol = d * s * std::abs(w[i]) + 2 * k * kF32Eps * std::abs(ref[i] - bias[i]) +
+                         4 * kF32Eps * (std::abs(ref[i]) + std::abs(bias[i]));
+      ASSERT_NEAR(y[t * cols + i], ref[i], tol) << "row " << t << " col " << i;
+    }
+  }
+}
+
+TEST(CudaEmulatedElementwise, GeluAndPositions) {
+  const int cols = 777, rows = 3;
+  const auto a = test::random_floats(rows * cols, 4, 6.0f);
+  std::vector<float> y(rows * cols);
+  test::launch(elementwise_spec(cols, {}, "gelu"), rows, ew_777::gelu, RowsArgs{a.data(), nullptr, y.data(), &rows});
+  for (int i = 0; i < rows * cols; ++i) {
+    // The exact GELU in double; erff is within 2 ulp, then three roundings.
+    const double x = a[i], ref = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    ASSERT_NEAR(y[i], ref, 4 * kF32Eps * (std::abs(x) + std::abs(ref)) + 1e-30) << a[i];
+  }
+  // Rows take the table's row at their position, in any order.
+  const auto table = test::random_floats(10 * cols, 5);
+  const std::vector<int> positions = {7, 0, 9};
+  test::launch(elementwise_spec(cols, {}, "add_position"), rows, ew_777::add_position,
+               PositionArgs{a.data(), table.data(), positions.data(), y.data(), &rows});
+  for (int t = 0; t < rows; ++t)
+    for (int i = 0; i < cols; ++i) ASSERT_EQ(y[t * cols + i], a[t * cols + i] + table[positions[t] * cols + i]);
+}
+
+// Encoder-decoder attention (cross_attention.cu, shapes of the xattn variant):
+// softmax(q k^T / 8) v per head in double over keys and values as the kernel
+// reads them (f16-rounded from the cross memory). Budget, as the attention
+// tests': scores within (head_dim/32 + 7) roundings of |s|, doubled, move the
+// output twice as much; a thread's sum over len keys adds len roundings.
+constexpr int kXaHeadDim = 64, kXaHeads = 3, kXaWidth = kXaHeadDim * kXaHeads, kXaCross = 37;
+
+std::vector<float> attention_reference(const float* q, const std::vector<const float*>& k,
+                                       const std::vector<const float*>& v) {
+  std::vector<float> out(kXaWidth);
+  for (int h = 0; h < kXaHeads; ++h) {
+    std::vector<double> s(k.size());
+    double m = -1e300, sum = 0;
+    for (size_t j = 0; j < k.size(); ++j) {
+      for (int d = 0; d < kXaHeadDim; ++d) s[j] += double{q[h * kXaHeadDim + d]} * k[j][h * kXaHeadDim + d];
+      s[j] *= 0.125;
+      m = std::max(m, s[j]);
+    }
+    for (double& x : s) sum += (x = std::exp(x - m));
+    for (int d = 0; d < kXaHeadDim; ++d) {
+      double acc = 0;
+      for (size_t j = 0; j < k.size(); ++j) acc += s[j] * v[j][h * kXaHeadDim + d];
+      out[h * kXaHeadDim + d] = static_cast<float>(acc / sum);
+    }
+  }
+  return out;
+}
+
+double attention_budget(int64_t len) { return kF32Eps * (4.0 * (kXaHeadDim / 32 + 7) * 8 + len + 8); }
+
+TEST(CudaEmulatedEncoderDecoderAttention, DenseOverEachSequencesRows) {
+  const int rows = 7;
+  const std::vector<int> seq = {0, 0, 0, 1, 1, 1, 1};
+  const auto q = test::random_floats(rows * kXaWidth, 1), k = test::random_floats(rows * kXaWidth, 2),
+             v = test::random_floats(rows * kXaWidth, 3);
+  std::vector<float> out(rows * kXaWidth, -7.0f);
+  test::launch(encoder_decoder_attention_spec("dense_attention", kXaHeads, kXaHeadDim, 40, kXaCross, 0.125f), rows,
+               xattn::dense_attention, DenseAttentionArgs{q.data(), k.data(), v.data(), out.data(), seq.data(), &rows});
+  for (int t = 0; t < rows; ++t) {
+    std::vector<const float*> kr, vr;
+    for (int j = 0; j < rows; ++j)
+      if (seq[j] == seq[t]) kr.push_back(k.data() + j * kXaWidth), vr.push_back(v.data() + j * kXaWidth);
+    const auto ref = attention_reference(q.data() + t * kXaWidth, kr, vr);
+    for (int i = 0; i < kXaWidth; ++i)
+      ASSERT_NEAR(out[t * kXaWidth + i], ref[i], attention_budget(static_cast<int64_t>(kr.size()))) << t << " " << i;
+  }
+}
+
+TEST(CudaEmulatedEncoderDecoderAttention, StoreThenCrossAttendTheRowsSlot) {
+  // Two slots of memory; slot 0 holds other keys and values, the encoder's
+  // 37 rows (sequence 0) go to slot 1.
+  const std::vector<int> cross_slot = {1, 0};
+  std::vector<uint16_t> k_mem(2 * kXaCross * kXaWidth), v_mem(k_mem.size());
+  const auto other = test::random_floats(k_mem.size() * 2, 4);
+  for (size_t i = 0; i < k_mem.size(); ++i) k_mem[i] = fp32_to_fp16(other[i]), v_mem[i] = fp32_to_fp16(other[k_mem.size() + i]);
+  const auto k = test::random_floats(kXaCross * kXaWidth, 5), v = test::random_floats(kXaCross * kXaWidth, 6);
+  std::vector<int> positions(kXaCross), enc_seq(kXaCross, 0);
+  for (int j = 0; j < kXaCross; ++j) positions[j] = kXaCross - 1 - j;  // in any order
+  test::launch(encoder_decoder_attention_spec("cross_kv_store", kXaHeads, kXaHeadDim, kXaCross, kXaCross, 0.125f),
+               kXaCross, xattn::cross_kv_store,
+               CrossKvStoreArgs{k.data(), v.data(), k_mem.data(), v_mem.data(), positions.data(), enc_seq.data(),
+                                cross_slot.data(), &kXaCross});
+  for (int j = 0; j < kXaCross; ++j)
+    for (int i = 0; i < kXaWidth; ++i) {
+      const size_t at = (size_t{1} * kXaCross + positions[j]) * kXaWidth + i;
+      ASSERT_EQ(k_mem[at], fp32_to_fp16(k[j * kXaWidth + i]));
+      ASSERT_EQ(v_mem[at], fp32_to_fp16(v[j * kXaWidth + i]));
+    }
+  ASSERT_EQ(k_mem[5], fp32_to_fp16(other[5]));  // slot 0 untouched
+
+  const int rows = 3;
+  const std::vector<int> seq = {0, 1, 0};
+  const auto q = test::random_floats(rows * kXaWidth, 7);
+  std::vector<float> out(rows * kXaWidth);
+  test::launch(encoder_decoder_attention_spec("cross_attention", kXaHeads, kXaHeadDim, kXaCross, kXaCross, 0.125f),
+               rows, xattn::cross_attention,
+               CrossAttentionArgs{q.data(), k_mem.data(), v_mem.data(), out.data(), seq.data(), cross_slot.data(), &rows});
+  std::vector<float> kf(k_mem.size()), vf(v_mem.size());
+  for (size_t i = 0; i < k_mem.size(); ++i) kf[i] = fp16_to_fp32(k_mem[i]), vf[i] = fp16_to_fp32(v_mem[i]);
+  for (int t = 0; t < rows; ++t) {
+    std::vector<const float*> kr, vr;
+    for (int j = 0; j < kXaCross; ++j) {
+      const size_t row = (static_cast<size_t>(cross_slot[seq[t]]) * kXaCross + j) * kXaWidth;
+      kr.push_back(kf.data() + row), vr.push_back(vf.data() + row);
+    }
+    const auto ref = attention_reference(q.data() + t * kXaWidth, kr, vr);
+    for (int i = 0; i < kXaWidth; ++i) ASSERT_NEAR(out[t * kXaWidth + i], ref[i], attention_budget(kXaCross)) << t << " " << i;
+  }
 }
 
 // ----------------------------------------------------------------- kv store

@@ -140,6 +140,24 @@ TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {
   }
 }
 
+// The kernels of encoder-decoder models (Whisper tiny's and large-v3's widths,
+// the feed-forward's for GELU, attention over 1500 frames).
+TEST(CudaNvrtcCompile, WhisperRowKernelsCompileForSm80AndSm90) {
+  RAYO_REQUIRE_NVRTC();
+  std::set<std::string> done;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    std::vector<KernelSpec> specs;
+    for (int64_t width : {384, 1280}) {
+      specs.push_back(layer_norm_spec(width, 1e-5f));
+      specs.push_back(elementwise_spec(width, {}, "add_position"));
+      specs.push_back(elementwise_spec(4 * width, {}, "gelu"));
+      for (const char* entry : {"dense_attention", "cross_kv_store", "cross_attention"})
+        specs.push_back(encoder_decoder_attention_spec(entry, static_cast<int>(width / 64), 64, 1500, 1500, 0.125f));
+    }
+    compile_all("whisper rows", specs, arch, done);
+  }
+}
+
 // Every shared model's decode and prefill variants for sm_90 (the same
 // variants for sm_80 are compiled by the slow-labelled twin of this test,
 // tests/slow/cuda_nvrtc_compile_sm80_test.cpp: together they take minutes).

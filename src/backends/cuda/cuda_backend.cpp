@@ -667,9 +667,22 @@ class CudaBackend : public graph::Backend {
                                               .kv = kv,
                                               .n_rows = nr}));
       case Op::LayerNorm:
+        return add(make_launch(spec, rows,
+                               kargs::LayerNormArgs{.a = V(n.in[0]),
+                                                    .w = Vec(n.weight),
+                                                    .bias = Vec(n.aux[0]),
+                                                    .y = V(n.out),
+                                                    .n_rows = nr}));
       case Op::Gelu:
-      case Op::Conv1d:
+        return add(make_launch(spec, rows, kargs::RowsArgs{.a = V(n.in[0]), .b = Dev{}, .y = V(n.out), .n_rows = nr}));
       case Op::AddPosition:
+        return add(make_launch(spec, rows,
+                               kargs::PositionArgs{.a = V(n.in[0]),
+                                                   .table = Vec(n.weight),
+                                                   .positions = kv.positions,
+                                                   .y = V(n.out),
+                                                   .n_rows = nr}));
+      case Op::Conv1d:
       case Op::DenseAttention:
       case Op::CrossKvStore:
       case Op::CrossAttention: break;  // encoder-decoder ops (Whisper): no CUDA kernels yet

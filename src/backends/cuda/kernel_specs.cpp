@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "backends/cuda/device_sampling.h"
 #include "backends/cuda/weight_layout.h"
@@ -37,14 +38,16 @@ const std::vector<std::string>& kernel_entries(const std::string& file) {
   static const std::map<std::string, std::vector<std::string>> entries = {
       {"attention.cu", {"attention"}},
       {"attention_prefill.cu", {"attention_prefill"}},
+      {"cross_attention.cu", {"dense_attention", "cross_kv_store", "cross_attention"}},
       {"dequant.cu", {"embed", "dequant_f16"}},
-      {"elementwise.cu", {"add", "add_bias", "swiglu", "select_rows"}},
+      {"elementwise.cu", {"add", "add_bias", "swiglu", "gelu", "add_position", "select_rows"}},
       {"gemm.cu", {"gemm"}},
       {"gemm_qkv_rope_store.cu", {"gemm_qkv_rope_store"}},
       {"gemm_swiglu.cu", {"gemm_swiglu"}},
       {"gemv.cu", {"gemv"}},
       {"gemv_swiglu.cu", {"gemv_swiglu"}},
       {"kv_store.cu", {"kv_store"}},
+      {"layernorm.cu", {"layer_norm"}},
       {"qkv_rope_store.cu", {"qkv_rope_store"}},
       {"quantize.cu", {"quantize_rows"}},
       {"rmsnorm.cu", {"rms_norm"}},
@@ -334,6 +337,30 @@ KernelSpec rms_norm_spec(int64_t cols, int group, float eps) {
   return s;
 }
 
+KernelSpec encoder_decoder_attention_spec(const char* entry, int n_head, int head_dim, int64_t max_len,
+                                          int64_t cross_len, float scale) {
+  // The scores of a row sit in static shared memory (48 KB in all).
+  RAYO_CHECK(max_len > 0 && max_len <= 8192 && cross_len >= 0, "attention over ", max_len, " rows");
+  KernelSpec s{"cross_attention.cu",
+               entry,
+               {{"HEAD_DIM", num(head_dim)},
+                {"N_HEAD", num(n_head)},
+                {"MAX_LEN", num(max_len)},
+                {"CROSS_LEN", num(cross_len)},
+                {"SCALE", float_literal(scale)}}};
+  if (std::string_view(entry) == "cross_kv_store")
+    set_launch(s, {}, 0, 1, 128);
+  else
+    set_launch(s, {1, static_cast<unsigned>(n_head)}, 0, 1, 128);
+  return s;
+}
+
+KernelSpec layer_norm_spec(int64_t cols, float eps) {
+  KernelSpec s{"layernorm.cu", {"layer_norm"}, {{"COLS", num(cols)}, {"EPS", float_literal(eps)}}};
+  set_launch(s, {}, 0, 1, 256);
+  return s;
+}
+
 KernelSpec elementwise_spec(int64_t cols, Emit emit, const char* entry) {
   KernelSpec s{"elementwise.cu", entry, {{"COLS", num(cols)}}};
   add_emit(s, emit);
@@ -450,10 +477,10 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       specs.push_back(with_ring(matmul(qkv_rope_store_spec(s, tt)), kv, n.layer));
       return specs;
     }
-    case Op::LayerNorm:
-    case Op::Gelu:
+    case Op::LayerNorm: specs.push_back(layer_norm_spec(values[n.out].cols, n.eps)); return specs;
+    case Op::Gelu: specs.push_back(elementwise_spec(values[n.out].cols, emit, "gelu")); return specs;
+    case Op::AddPosition: specs.push_back(elementwise_spec(values[n.out].cols, emit, "add_position")); return specs;
     case Op::Conv1d:
-    case Op::AddPosition:
     case Op::DenseAttention:
     case Op::CrossKvStore:
     case Op::CrossAttention: break;  // encoder-decoder ops (Whisper): no CUDA kernels yet

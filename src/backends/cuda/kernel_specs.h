@@ -169,8 +169,16 @@ bool uses_flash_attention(const graph::Graph& g, const graph::Node& n);
 // size; a batch-invariant graph's is a decode step's, whatever its size).
 int graph_attention_chunk(const graph::Graph& g, const graph::Node& n, int64_t max_seq_len);
 KernelSpec rms_norm_spec(int64_t cols, int group, float eps);
-// Row-wise ops (entry: add, add_bias, swiglu, select_rows); select_rows writes
-// the twin of its output (emit).
+// The attention kernels of encoder-decoder models (cross_attention.cu: entry
+// dense_attention, cross_kv_store or cross_attention) for heads of head_dim,
+// rows attending over at most max_len keys (dense: the step's rows; cross:
+// cross_len), a cross-attention memory of cross_len rows per slot.
+KernelSpec encoder_decoder_attention_spec(const char* entry, int n_head, int head_dim, int64_t max_len,
+                                          int64_t cross_len, float scale);
+// LayerNorm with a bias (layernorm.cu).
+KernelSpec layer_norm_spec(int64_t cols, float eps);
+// Row-wise ops (entry: add, add_bias, swiglu, gelu, add_position, select_rows);
+// select_rows writes the twin of its output (emit).
 KernelSpec elementwise_spec(int64_t cols, Emit emit = {}, const char* entry = "add");
 // A gate/up kernel (swiglu, gemv_swiglu, gemm_swiglu) with node n's activation:
 // GELU-tanh adds GELU=1 to its shape.

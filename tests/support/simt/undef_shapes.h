@@ -63,3 +63,9 @@
 #undef FA_THREADS
 #undef FA_PAD
 #undef FA_ROW
+#undef LN_THREADS
+#undef MAX_LEN
+#undef CROSS_LEN
+#undef WIDTH
+#undef XA_THREADS
+#undef XA_WARPS

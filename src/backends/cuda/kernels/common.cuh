@@ -13,8 +13,12 @@
 #define RAYO_LAUNCH_BOUNDS(n)
 #define RAYO_LAUNCH_BOUNDS_MIN(n, blocks)
 #define RAYO_UNROLL
+#define RAYO_UNROLL_4
 #else
 #define RAYO_UNROLL _Pragma("unroll")
+// A loop of many iterations whose full unrolling would spill (a trip count
+// known at compile time, such as 1500 frames).
+#define RAYO_UNROLL_4 _Pragma("unroll 4")
 #define RAYO_KERNEL extern "C" __global__ void
 #define RAYO_LAUNCH_BOUNDS(n) __launch_bounds__(n)
 // With a minimum of resident blocks per SM: 1 leaves ptxas every register a

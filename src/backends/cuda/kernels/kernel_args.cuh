@@ -109,6 +109,63 @@ struct RowsArgs {
   const int* n_rows;
 };
 
+// layernorm.cu: y = (a - mean) / sqrt(var + EPS) * w + bias, row by row
+// (encoder-decoder models: Whisper's LayerNorm).
+struct LayerNormArgs {
+  const float* a;
+  const float* w;
+  const float* bias;
+  float* y;
+  const int* n_rows;
+};
+
+// elementwise.cu add_position: y[r] = a[r] + table[positions[r]], a position
+// embedding's row (COLS values) added to each token row.
+struct PositionArgs {
+  const float* a;
+  const float* table;
+  const int* positions;
+  float* y;
+  const int* n_rows;
+};
+
+// cross_attention.cu (encoder-decoder models: Whisper). A layer's
+// cross-attention memory is its keys [slots][CROSS_LEN][WIDTH] then its values
+// alike, f16; row t of a step reads or writes the slot of its sequence,
+// cross_slot[seq[t]].
+// dense_attention: each row's query over the keys and values (k, v: f32
+// [rows][WIDTH]) of the step's rows of its sequence, unmasked (an encoder's
+// self-attention).
+struct DenseAttentionArgs {
+  const float* q;
+  const float* k;
+  const float* v;
+  float* out;
+  const int* seq;
+  const int* n_rows;
+};
+// cross_kv_store: k[t], v[t] as row positions[t] of the slot's memory.
+struct CrossKvStoreArgs {
+  const float* k;
+  const float* v;
+  u16* k_mem;
+  u16* v_mem;
+  const int* positions;
+  const int* seq;
+  const int* cross_slot;
+  const int* n_rows;
+};
+// cross_attention: each row's query over every row of its slot's memory.
+struct CrossAttentionArgs {
+  const float* q;
+  const u16* k_mem;
+  const u16* v_mem;
+  float* out;
+  const int* seq;
+  const int* cross_slot;
+  const int* n_rows;
+};
+
 // elementwise.cu select_rows: y[r] = x[rows[r]], and y's twin.
 struct SelectRowsArgs {
   const float* x;
