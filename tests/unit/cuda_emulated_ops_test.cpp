@@ -349,6 +349,26 @@ TEST(CudaEmulatedLayerNorm, MatchesTheCpuOnRowsFarFromZero) {
   }
 }
 
+// Whisper's two convolutions' inputs: the log-mel ([channels][frames], stride
+// 1) and a layer's rows ([frames][channels], stride 2), zero-padded at both ends.
+TEST(CudaEmulatedConv1dUnfold, IsTheCpusUnfoldingForBothLayouts) {
+  for (const bool mel : {true, false}) {
+    const int channels = mel ? 80 : 48, stride = mel ? 1 : 2, in_frames = 21;
+    const int out_frames = (in_frames + stride - 1) / stride;
+    const auto x = test::random_floats(channels * in_frames, mel ? 1 : 2);
+    std::vector<float> y(out_frames * channels * 3, -9.0f), ref(channels * 3);
+    const UnfoldArgs args{x.data(), y.data(), &in_frames, &out_frames};
+    if (mel)
+      test::launch(conv1d_unfold_spec(channels, stride, true), out_frames, unfold_mel::conv1d_unfold, args);
+    else
+      test::launch(conv1d_unfold_spec(channels, stride, false), out_frames, unfold_rows::conv1d_unfold, args);
+    for (int t = 0; t < out_frames; ++t) {
+      cpu::conv1d_unfold_row(x.data(), channels, in_frames, mel, t, stride, ref.data());
+      for (int i = 0; i < channels * 3; ++i) ASSERT_EQ(y[t * channels * 3 + i], ref[i]) << mel << " " << t << " " << i;
+    }
+  }
+}
+
 TEST(CudaEmulatedElementwise, GeluAndPositions) {
   const int cols = 777, rows = 3;
   const auto a = test::random_floats(rows * cols, 4, 6.0f);

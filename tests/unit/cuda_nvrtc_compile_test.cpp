@@ -153,7 +153,9 @@ TEST(CudaNvrtcCompile, WhisperRowKernelsCompileForSm80AndSm90) {
       specs.push_back(elementwise_spec(4 * width, {}, "gelu"));
       for (const char* entry : {"dense_attention", "cross_kv_store", "cross_attention"})
         specs.push_back(encoder_decoder_attention_spec(entry, static_cast<int>(width / 64), 64, 1500, 1500, 0.125f));
+      specs.push_back(conv1d_unfold_spec(width, 2, false));
     }
+    for (int64_t mels : {80, 128}) specs.push_back(conv1d_unfold_spec(mels, 1, true));
     compile_all("whisper rows", specs, arch, done);
   }
 }

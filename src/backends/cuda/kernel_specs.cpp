@@ -38,6 +38,7 @@ const std::vector<std::string>& kernel_entries(const std::string& file) {
   static const std::map<std::string, std::vector<std::string>> entries = {
       {"attention.cu", {"attention"}},
       {"attention_prefill.cu", {"attention_prefill"}},
+      {"conv1d.cu", {"conv1d_unfold"}},
       {"cross_attention.cu", {"dense_attention", "cross_kv_store", "cross_attention"}},
       {"dequant.cu", {"embed", "dequant_f16"}},
       {"elementwise.cu", {"add", "add_bias", "swiglu", "gelu", "add_position", "select_rows"}},
@@ -352,6 +353,14 @@ KernelSpec encoder_decoder_attention_spec(const char* entry, int n_head, int hea
     set_launch(s, {}, 0, 1, 128);
   else
     set_launch(s, {1, static_cast<unsigned>(n_head)}, 0, 1, 128);
+  return s;
+}
+
+KernelSpec conv1d_unfold_spec(int64_t channels, int stride, bool channel_major) {
+  KernelSpec s{"conv1d.cu",
+               {"conv1d_unfold"},
+               {{"CHANNELS", num(channels)}, {"STRIDE", num(stride)}, {"CHANNEL_MAJOR", channel_major ? "1" : "0"}}};
+  set_launch(s, {}, 0, 1, 256);
   return s;
 }
 

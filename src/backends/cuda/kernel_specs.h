@@ -175,6 +175,9 @@ KernelSpec rms_norm_spec(int64_t cols, int group, float eps);
 // cross_len), a cross-attention memory of cross_len rows per slot.
 KernelSpec encoder_decoder_attention_spec(const char* entry, int n_head, int head_dim, int64_t max_len,
                                           int64_t cross_len, float scale);
+// The unfolding of a kernel-3 convolution's input (conv1d.cu) of `channels`
+// channels, frame-major or (channel_major) [channels][frames].
+KernelSpec conv1d_unfold_spec(int64_t channels, int stride, bool channel_major);
 // LayerNorm with a bias (layernorm.cu).
 KernelSpec layer_norm_spec(int64_t cols, float eps);
 // Row-wise ops (entry: add, add_bias, swiglu, gelu, add_position, select_rows);

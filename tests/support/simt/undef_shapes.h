@@ -69,3 +69,7 @@
 #undef WIDTH
 #undef XA_THREADS
 #undef XA_WARPS
+#undef CHANNELS
+#undef STRIDE
+#undef CHANNEL_MAJOR
+#undef UNFOLD_THREADS

@@ -166,6 +166,17 @@ struct CrossAttentionArgs {
   const int* n_rows;
 };
 
+// conv1d.cu conv1d_unfold: the input of a kernel-3 convolution (padding 1)
+// unfolded, one row of CHANNELS * 3 values per output frame (below *n_rows),
+// for the matrix product with the weight [out][CHANNELS * 3]; *in_frames
+// frames of input.
+struct UnfoldArgs {
+  const float* x;
+  float* y;
+  const int* in_frames;
+  const int* n_rows;
+};
+
 // elementwise.cu select_rows: y[r] = x[rows[r]], and y's twin.
 struct SelectRowsArgs {
   const float* x;
