@@ -307,5 +307,53 @@ TEST(GgmlWhisperFileFormat, UnknownTypesAndShapesAreRefused) {
   EXPECT_THROW(GgmlWhisperFile::from_bytes(bytes), Error);
 }
 
+// Damaged files, by the hundred: cut anywhere, or a word overwritten anywhere
+// (header sizes, lengths, extents, type ids), the reader refuses them in one
+// line or reads a file that holds together; it never reads past the end
+// (the sanitizer builds run this too).
+TEST_F(GgmlWhisper, DamagedFilesAreRefusedOrReadNeverOverrun) {
+  const std::string path = (dir_ / "small.bin").string();
+  {
+    GgmlWhisperHparams h{51864, 1500, 64, 2, 1, 448, 64, 2, 1, 80, 1};
+    const std::vector<float> filters(80 * 201, 0.5f);
+    std::vector<std::string> tokens;
+    for (int i = 0; i < 300; ++i) tokens.push_back(std::string(static_cast<size_t>(1 + i % 7), static_cast<char>('a' + i % 26)));
+    GgmlWhisperWriter w(path, h, filters, 80, 201, tokens);
+    const std::vector<uint8_t> f16(2 * 64 * 32, 1), f32(4 * 64, 2), q8(34 * 2 * 64, 3);
+    const uint64_t matrix[] = {64, 32}, vector[] = {64}, blocks[] = {64, 64};
+    w.add("encoder.blocks.0.attn.query.weight", matrix, TensorType::F16, f16);
+    w.add("encoder.blocks.0.attn.query.bias", vector, TensorType::F32, f32);
+    w.add("decoder.token_embedding.weight", blocks, TensorType::Q8_0, q8);
+    w.finish();
+  }
+  const std::string good = read_text(path);
+  const auto bytes_of = [](const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+  ASSERT_EQ(GgmlWhisperFile::from_bytes(bytes_of(good)).tensors().size(), 3u);
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  int refused = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string damaged = good;
+    if (i % 2 == 0) {
+      damaged.resize(next() % good.size());
+    } else {
+      // Mostly the header, the vocabulary's lengths and the tensor headers, where sizes live.
+      const size_t at = (i % 4 == 1 ? next() % 128 : next() % (good.size() - 4)) & ~size_t{3};
+      const uint32_t word = static_cast<uint32_t>(next()) >> (next() % 32);
+      std::memcpy(damaged.data() + at, &word, 4);
+    }
+    try {
+      (void)GgmlWhisperFile::from_bytes(bytes_of(damaged));
+    } catch (const Error& e) {
+      ++refused;
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GT(refused, 180);  // nearly every cut, and many overwritten words
+}
+
 }  // namespace
 }  // namespace rayo::whisper
