@@ -22,7 +22,7 @@ std::string_view op_name(Op op) {
     case Op::SelectRows: return "select_rows";
     case Op::LayerNorm: return "layer_norm";
     case Op::Gelu: return "gelu";
-    case Op::Conv1d: return "conv1d";
+    case Op::Unfold: return "unfold";
     case Op::AddPosition: return "add_position";
     case Op::DenseAttention: return "dense_attention";
     case Op::CrossKvStore: return "cross_kv_store";
@@ -50,8 +50,7 @@ std::vector<int> matrix_weights(const Node& n) {
   switch (n.op) {
     case Op::MatMul:
     case Op::RmsNormMatMul:
-    case Op::MatMulAdd:
-    case Op::Conv1d: return {n.weight};
+    case Op::MatMulAdd: return {n.weight};
     case Op::GateUpGlu: return {n.weight, n.aux[1]};
     case Op::QkvRopeStore: return {n.weight, n.aux[1], n.aux[2]};
     default: return {};
@@ -62,7 +61,7 @@ std::vector<int> vector_weights(const Node& n) {
   std::vector<int> v;
   if (n.op == Op::RmsNorm || n.op == Op::AddBias || n.op == Op::LayerNorm || n.op == Op::AddPosition)
     v.push_back(n.weight);
-  if (n.op == Op::LayerNorm) v.push_back(n.aux[0]);  // the bias (Conv1d's is among matrix_weights' aux below)
+  if (n.op == Op::LayerNorm) v.push_back(n.aux[0]);  // the bias
   if (n.op == Op::Rope || n.op == Op::QkvRopeStore) v.push_back(n.rope.freq_factors);
   if (!matrix_weights(n).empty()) v.insert(v.end(), {n.aux[0], n.aux[3], n.aux[4], n.aux[5]});
   std::erase(v, -1);

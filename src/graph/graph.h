@@ -76,7 +76,7 @@ struct Node {
   // all of 0 .. p): sliding-window layers.
   int window = 0;
   Activation act = Activation::Silu;  // Glu, GateUpGlu
-  int stride = 1;                // Conv1d
+  int stride = 1;                // Unfold
   int aux[6] = {-1, -1, -1, -1, -1, -1};  // fused ops: more weight indices (ops.h)
 };
 

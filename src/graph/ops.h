@@ -21,8 +21,10 @@ enum class Op {
   // Encoder-decoder models (Whisper).
   LayerNorm,      // out = (in - mean) / sqrt(var + eps) * weight + aux[0] (the bias), per row
   Gelu,           // out = in / 2 * (1 + erf(in / sqrt 2))
-  Conv1d,         // out[t] = bias (aux[0]) + sum_k W[:, :, k] * in[t * Node::stride + k - 1], kernel 3, zero
-                  // padding 1; W is [out][in][3]. in[0] = -1: the step's features (StepInputs::features)
+  Unfold,         // a kernel-3 convolution's input (padding 1), unfolded: out[t][c * 3 + k] =
+                  // in(c, t * Node::stride + k - 1), 0 outside the input; a MatMul by the weight
+                  // [out][in][3] (an out x in*3 matrix) and an AddBias make the convolution. in[0] =
+                  // -1: the step's features (StepInputs::features, [channels][frames])
   AddPosition,    // out[t] = in[t] + row positions[t] of the weight (learned or sinusoidal positions)
   DenseAttention, // softmax(q k^T * scale) v over the rows of the step of the same sequence, unmasked:
                   // in = q, k, v (an encoder's self-attention; no cache)

@@ -145,18 +145,19 @@ Graph build_encoder_graph(const Ct2Model& model, const WeightStore& weights, con
   const auto F = RowSpace::Frames;
   const int64_t D = spec.n_audio_state;
 
-  // Front end: the kernel [D][n_mels][3] is a D x (n_mels * 3) matrix.
-  Node conv{};
-  conv.op = Op::Conv1d;
-  conv.weight = b.weight("encoder/conv1/weight");
-  conv.aux[0] = b.vector("encoder/conv1/bias", D);
-  conv.stride = 1;
-  int x = b.unary(Op::Gelu, b.node(conv, D, F, "conv1"), F, "conv1.gelu");
-  conv.in[0] = x;
-  conv.weight = b.weight("encoder/conv2/weight");
-  conv.aux[0] = b.vector("encoder/conv2/bias", D);
-  conv.stride = 2;
-  x = b.unary(Op::Gelu, b.node(conv, D, T, "conv2"), T, "conv2.gelu");
+  // Front end: each convolution is its input unfolded (3 frames a row) times
+  // the kernel [D][channels][3] seen as a D x (channels * 3) matrix, plus the bias.
+  auto conv = [&](int in, int64_t channels, int stride, RowSpace rows, const std::string& name) {
+    Node unfold{};
+    unfold.op = Op::Unfold;
+    unfold.in[0] = in;
+    unfold.stride = stride;
+    const int u = b.node(unfold, 3 * channels, rows, name + ".unfold");
+    const int y = b.linear(u, b.weight("encoder/" + name + "/weight"), b.vector("encoder/" + name + "/bias", D), rows, name);
+    return b.unary(Op::Gelu, y, rows, name + ".gelu");
+  };
+  int x = conv(-1, spec.n_mels, 1, F, "conv1");
+  x = conv(x, D, 2, T, "conv2");
   x = b.add_position(x, "encoder/position_encodings/encodings", T, "enc.pos");
 
   for (uint32_t l = 0; l < spec.n_audio_layer; ++l) {

@@ -5,7 +5,8 @@
 // rows of one or more sequences in, logits out), built from a CTranslate2
 // model's variables as views into its mapped file.
 //
-// Encoder: conv1d(k3) + GELU, conv1d(k3, stride 2) + GELU, + sinusoidal
+// Encoder: conv1d(k3) + GELU, conv1d(k3, stride 2) + GELU (each convolution an
+// Unfold of its input, a MatMul and an AddBias), + sinusoidal
 // positions, pre-LayerNorm blocks (self-attention over all positions, GELU
 // MLP), a final LayerNorm; then, per decoder layer, k = W_k e and v = W_v e +
 // b_v into the cross-attention memory. Its output value is the encoder's output

@@ -57,7 +57,7 @@ constexpr int64_t kParallelMatmulThreshold = 128 * 1024;
 
 // Floats of scratch a fused node needs for its intermediates at `rows` rows.
 int64_t fused_scratch_floats(const Graph& g, const Node& n, int64_t rows) {
-  if (n.op == Op::MatMul || n.op == Op::Conv1d) return 0;  // aux[0] of a convolution is its bias
+  if (n.op == Op::MatMul) return 0;
   int64_t floats = n.aux[0] >= 0 ? rows * g.values()[n.in[0]].cols : 0;  // the normed input
   if (n.op == Op::GateUpGlu) floats += 2 * rows * g.values()[n.out].cols;                 // gate, up
   if (n.op == Op::QkvRopeStore) floats += 2 * rows * int64_t{n.n_head_kv} * n.head_dim;  // k, v
@@ -116,14 +116,13 @@ void CpuBackend::prepare(const Graph& graph) {
   state.arena.resize(graph.arena_bytes(), graph::kArenaAlignment);
   prepare_matmul_weights(graph);
   size_t workspace = 0;
-  int64_t fused = 0, unfolded = 0, dense = 0;
+  int64_t fused = 0, dense = 0;
   for (const Node& n : graph.nodes()) {
     state.uses_kv = state.uses_kv || uses_block_table(n);
-    if (n.op == Op::Conv1d) {
+    if (n.op == Op::Unfold) {
       const int64_t rows = graph.max_rows(graph.values()[n.out]);
-      unfolded = std::max(unfolded, rows * graph.weights()[n.weight].cols);
       const int64_t in_rows = n.in[0] < 0 ? graph.config().max_frames : graph.max_rows(graph.values()[n.in[0]]);
-      RAYO_CHECK((in_rows + n.stride - 1) / n.stride <= rows, "conv1d output ", graph.values()[n.out].name,
+      RAYO_CHECK((in_rows + n.stride - 1) / n.stride <= rows, "unfolded ", graph.values()[n.out].name,
                  " has too few rows");
     }
     if (n.op == Op::DenseAttention) {
@@ -134,8 +133,7 @@ void CpuBackend::prepare(const Graph& graph) {
                                   : rows * rows + 2 * rows * n.head_dim);
     }
     if (const std::vector<int> products = graph::matrix_weights(n); !products.empty()) {
-      // A convolution multiplies its unfolded input, one row per output frame.
-      const int64_t rows = graph.max_rows(graph.values()[n.op == Op::Conv1d ? n.out : n.in[0]]);
+      const int64_t rows = graph.max_rows(graph.values()[n.in[0]]);
       std::vector<const MatmulWeight*> weights;
       for (int w : products) weights.push_back(&matmul_weights_.at(graph.weights()[w].data));
       workspace = std::max(workspace, matmul_workspace_bytes(weights, rows, pool_.size()));
@@ -149,7 +147,6 @@ void CpuBackend::prepare(const Graph& graph) {
   }
   state.workspace.resize(workspace);
   state.fused.resize(sizeof(float) * fused);
-  state.unfolded.resize(sizeof(float) * unfolded);
   state.dense.resize(sizeof(float) * dense);
 }
 
@@ -286,7 +283,7 @@ void CpuBackend::run(const Graph& g, const Node& n) {
     case Op::LayerNorm:
     case Op::Gelu:
     case Op::AddPosition: return run_rows(g, n);
-    case Op::Conv1d: return run_conv1d(g, n);
+    case Op::Unfold: return run_unfold(g, n);
     case Op::DenseAttention: return run_dense_attention(g, n);
     case Op::CrossKvStore: return run_cross_kv_store(g, n);
     case Op::CrossAttention: return run_cross_attention(g, n);
@@ -545,12 +542,11 @@ void CpuBackend::run_attention(const Graph& g, const Node& n) {
 
 namespace rayo::cpu {
 
-// The convolution as a matrix product: each output frame's input window is
-// unfolded into one row (conv1d_unfold_row), then multiplied by the weight
+// A convolution's input, each output frame's window as one row
+// (conv1d_unfold_row): the graph's next MatMul multiplies it by the weight
 // [out][in][3] seen as [out][in * 3] with the matmul kernels of its format.
-void CpuBackend::run_conv1d(const Graph& g, const Node& n) {
-  const graph::Weight& w = g.weights()[n.weight];
-  const int64_t width = w.cols;
+void CpuBackend::run_unfold(const Graph& g, const Node& n) {
+  const int64_t width = g.values()[n.out].cols;
   const int64_t channels = width / 3;
   const int64_t rows = rows_of(g, n.out);
   const bool from_features = n.in[0] < 0;
@@ -562,20 +558,16 @@ void CpuBackend::run_conv1d(const Graph& g, const Node& n) {
     in = step_.features.data();
     in_frames = step_.n_frames;
   } else {
-    RAYO_CHECK(g.values()[n.in[0]].cols == channels, "conv1d input of the wrong width");
+    RAYO_CHECK(g.values()[n.in[0]].cols == channels, "unfold input of the wrong width");
     in = value(g, n.in[0]);
     in_frames = rows_of(g, n.in[0]);
   }
-  RAYO_CHECK((in_frames + n.stride - 1) / n.stride == rows, "conv1d of ", in_frames, " frames with stride ", n.stride,
+  RAYO_CHECK((in_frames + n.stride - 1) / n.stride == rows, "unfolding ", in_frames, " frames with stride ", n.stride,
              " gives ", (in_frames + n.stride - 1) / n.stride, " frames, not ", rows);
-  float* unfolded = current_->unfolded.as<float>();
-  for_each_row(rows, rows * width, [&](int64_t t) {
-    conv1d_unfold_row(in, channels, in_frames, from_features, t, n.stride, unfolded + t * width);
-  });
   float* out = value(g, n.out);
-  multiply(g, std::span<const int>(&n.weight, 1), unfolded, rows, std::span<float* const>(&out, 1));
-  const float* bias = f32_weight(g, n.aux[0]);
-  for_each_row(rows, rows * w.rows, [&](int64_t r) { add_row(out + r * w.rows, bias, out + r * w.rows, w.rows); });
+  for_each_row(rows, rows * width, [&](int64_t t) {
+    conv1d_unfold_row(in, channels, in_frames, from_features, t, n.stride, out + t * width);
+  });
 }
 
 // Each head of each sequence as two float matrix products around a softmax:

@@ -40,7 +40,6 @@ class CpuBackend : public graph::Backend {
     AlignedBuffer arena;
     AlignedBuffer workspace;  // quantized activations for matmul
     AlignedBuffer fused;      // the intermediates of fused ops (normed rows, gate and up, k and v)
-    AlignedBuffer unfolded;   // Conv1d: the unfolded input rows (conv1d_unfold_row)
     AlignedBuffer dense;      // DenseAttention: one head's keys, values transposed, and scores
     bool uses_kv = false;     // some node reads or writes the KV cache (decoder graphs)
   };
@@ -66,7 +65,7 @@ class CpuBackend : public graph::Backend {
   void run_rows(const graph::Graph& g, const graph::Node& n);
   void run_kv_store(const graph::Graph& g, const graph::Node& n);
   void run_attention(const graph::Graph& g, const graph::Node& n);
-  void run_conv1d(const graph::Graph& g, const graph::Node& n);
+  void run_unfold(const graph::Graph& g, const graph::Node& n);
   void run_dense_attention(const graph::Graph& g, const graph::Node& n);
   void run_cross_kv_store(const graph::Graph& g, const graph::Node& n);
   void run_cross_attention(const graph::Graph& g, const graph::Node& n);

@@ -682,7 +682,7 @@ class CudaBackend : public graph::Backend {
                                                    .positions = kv.positions,
                                                    .y = V(n.out),
                                                    .n_rows = nr}));
-      case Op::Conv1d:
+      case Op::Unfold:  // conv1d.cu's conv1d_unfold, once the features are uploaded
       case Op::DenseAttention:
       case Op::CrossKvStore:
       case Op::CrossAttention: break;  // encoder-decoder ops (Whisper): no CUDA kernels yet

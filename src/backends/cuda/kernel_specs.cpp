@@ -489,7 +489,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
     case Op::LayerNorm: specs.push_back(layer_norm_spec(values[n.out].cols, n.eps)); return specs;
     case Op::Gelu: specs.push_back(elementwise_spec(values[n.out].cols, emit, "gelu")); return specs;
     case Op::AddPosition: specs.push_back(elementwise_spec(values[n.out].cols, emit, "add_position")); return specs;
-    case Op::Conv1d:
+    case Op::Unfold:
     case Op::DenseAttention:
     case Op::CrossKvStore:
     case Op::CrossAttention: break;  // encoder-decoder ops (Whisper): no CUDA kernels yet
