@@ -40,7 +40,7 @@ TEST(CudaKernelCache, CountsHitsAndMissesInMemory) {
   cache.get(elementwise_spec(513));
   EXPECT_EQ(cache.compiles(), 4u);
   // The ptxas report is parsed for every kernel of the file.
-  EXPECT_EQ(cache.get(specs[0]).info.size(), 4u);  // add, add_bias, swiglu, select_rows
+  EXPECT_EQ(cache.get(specs[0]).info.size(), 6u);  // add, add_bias, swiglu, gelu, add_position, select_rows
 }
 
 TEST(CudaKernelCache, SecondRunReadsCubinsFromDiskAndCompilesNothing) {
