@@ -13,8 +13,9 @@ namespace {
 
 constexpr int64_t kBlockSize = 16;
 
-// "auto" means the CPU here, even where a GPU is usable: the CUDA backend has
-// no encoder-decoder kernels yet, and a default should work.
+// "auto" means the CPU here, even where a GPU is usable: the CUDA backend does
+// not run Whisper's steps yet (some of their kernels exist), and a default
+// should work.
 runtime::BackendChoice whisper_device(runtime::BackendChoice choice) {
   if (choice.device == "auto") choice.device = "cpu";
   return choice;
@@ -28,7 +29,7 @@ GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRun
       weights_(files.model, options.weights, choice_.n_threads),
       max_sequences_(std::max(1, options.max_sequences)) {
   if (choice_.device == "cuda")
-    fail("Whisper runs on the CPU so far: the CUDA backend has no encoder-decoder kernels yet (use --device cpu)");
+    fail("Whisper runs on the CPU so far: the CUDA backend does not run its encoder and decoder steps yet (use --device cpu)");
   const WhisperSpec& s = files_.spec;
   const int64_t blocks_per_seq = (s.n_text_ctx + kBlockSize - 1) / kBlockSize;
   // Between two calls a sequence's old blocks and its forks' copies coexist: twice the sequences.

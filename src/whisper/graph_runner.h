@@ -26,7 +26,7 @@
 namespace rayo::whisper {
 
 struct GraphRunnerOptions {
-  runtime::BackendChoice backend;  // the CPU for now ("auto" too): the CUDA backend has no encoder-decoder kernels yet
+  runtime::BackendChoice backend;  // the CPU for now ("auto" too): the CUDA backend does not run Whisper's steps yet
   int max_sequences = 8;           // sequences of one decode() call (beam size, best_of)
   WeightFormat weights = WeightFormat::AsStored;  // or int8: weight matrices quantized at load
 };
