@@ -1,12 +1,12 @@
 // AVX-512 VNNI kernels over the packed layouts of packed_layouts.h with R = 16
 // rows per group (one row per 32-bit lane of a zmm), for the formats that
-// dominate Q4_K_M and Q8_0 models (Q4_K, Q6_K and Q8_0) and the formats with
-// blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL). (The other formats run the
+// dominate Q4_K_M, Q5_K_M and Q8_0 models (Q4_K, Q5_K, Q6_K and Q8_0) and the
+// formats with blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL). (The other formats run the
 // AVX2 kernels on these machines.)
 //
 // vpdpbusd multiplies unsigned by signed bytes: the weights are unsigned
-// (Q8_0: w + 128; Q6_K: its stored q = w + 32; Q4_K, Q4_0 ... Q5_1: q as
-// stored, 0..15 or 0..31; IQ4_NL: its level + 128, looked up by vpshufb) and
+// (Q8_0: w + 128; Q6_K: its stored q = w + 32; Q4_K, Q5_K, Q4_0 ... Q5_1: q
+// as stored, 0..15 or 0..31; IQ4_NL: its level + 128, looked up by vpshufb) and
 // the activations stay signed; the offset is removed with the activation sums
 // carried by ActBlock32/ActBlockK (sum over the block times the offset). A
 // group's decoded weights stay in registers while they are applied to up to 8
@@ -16,6 +16,7 @@
 #include "quant/blocks.h"
 
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -30,10 +31,12 @@ namespace rayo::cpu::detail {
 namespace {
 
 constexpr int64_t kRows = 16;
-constexpr size_t kQ4KSuper = 2304, kQ6KSuper = 3392;
-// The offsets below are packed_layouts.h's at R = 16.
-static_assert(packed::Q4K::super(16) == kQ4KSuper && packed::Q4K::lo(16) == 2048 && packed::Q4K::hi(16) == 2176 &&
-              packed::Q4K::d(16) == 2240 && packed::Q4K::dmin(16) == 2272);
+constexpr size_t kQ6KSuper = 3392;
+// The offsets below are packed_layouts.h's at R = 16. The aligned loads of the
+// K-quants' planes need 64-byte multiples.
+static_assert(packed::Q4K::super(16) % 64 == 0 && packed::Q4K::hi(16) % 64 == 0 && packed::Q4K::lo(16) % 64 == 0);
+static_assert(packed::Q5K::super(16) % 64 == 0 && packed::Q5K::hi(16) % 64 == 0 && packed::Q5K::lo(16) % 64 == 0 &&
+              packed::Q5K::bit4(16, 1) % 64 == 0);
 static_assert(packed::Q6K::super(16) == kQ6KSuper && packed::Q6K::d(16) == 256 && packed::Q6K::unit(16, 1) == 320 + 384);
 static_assert(packed::kQ8_0Pair(16) == 1088);
 
@@ -145,25 +148,44 @@ RAYO_AVX512 void legacy_group(const std::byte* g, int64_t cols, const std::byte*
   }
 }
 
-template <int T>
-RAYO_AVX512 void q4_k_group(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
+// Q4_K and Q5_K (packed::Q4K, Q5K): 8 sub-blocks of 32 with 6-bit scales and
+// mins; Q5_K ORs each value's bit 4 in from its sub-block's bit plane.
+template <TensorType kType, int T>
+RAYO_AVX512 void k4_group(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
+  using L = std::conditional_t<kType == TensorType::Q4_K, packed::Q4K, packed::Q5K>;
+  constexpr bool kFifth = kType == TensorType::Q5_K;
+  constexpr size_t kSuper = L::super(kRows);
   const int64_t nb = cols / 256;
-  const __m512i m4 = _mm512_set1_epi8(0x0f);
+  const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
   const __m512i low4 = _mm512_set1_epi32(0xf), low2 = _mm512_set1_epi32(3);
   for (int64_t b = 0; b < nb; ++b) {
-    const std::byte* sb = g + b * kQ4KSuper;
-    const __m512i top_bits = load512(sb + 2176);  // per row: bits 4-5 of every scale and min
+    const std::byte* sb = g + b * kSuper;
+    const __m512i top_bits = load512(sb + L::hi(kRows));  // per row: bits 4-5 of every scale and min
     __m512i tot[T], mp[4];  // mp: the mins of sub-blocks 2p, 2p+1 as int16 pairs, for vpdpwssd
     for (int t = 0; t < T; ++t) tot[t] = _mm512_setzero_si512();
     for (int s = 0; s < 8; ++s) {
-      prefetch_next_stride<kQ4KSuper, 8>(sb, s);
+      prefetch_next_stride<kSuper, 8>(sb, s);
       __m512i lo[4], hi[4];
       for (int c = 0; c < 4; ++c) {
-        const __m512i v = load512(sb + 256 * s + 64 * c);
+        const __m512i v = load512(sb + L::nibbles(kRows, s) + 64 * c);
         lo[c] = _mm512_and_si512(v, m4);
         hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
       }
-      const __m512i nibbles = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(sb + 2048 + 16 * s)));
+      if constexpr (kFifth) {
+        // Bit c of each plane byte is bit 4 of lo[c]'s byte at the same
+        // place, bit 4 + c that of hi[c]: a 16-bit shift lands it on bit 4.
+        const __m512i h = load512(sb + L::bit4(kRows, s));
+        lo[0] = _mm512_or_si512(lo[0], _mm512_and_si512(_mm512_slli_epi16(h, 4), b4));
+        lo[1] = _mm512_or_si512(lo[1], _mm512_and_si512(_mm512_slli_epi16(h, 3), b4));
+        lo[2] = _mm512_or_si512(lo[2], _mm512_and_si512(_mm512_slli_epi16(h, 2), b4));
+        lo[3] = _mm512_or_si512(lo[3], _mm512_and_si512(_mm512_slli_epi16(h, 1), b4));
+        hi[0] = _mm512_or_si512(hi[0], _mm512_and_si512(h, b4));
+        hi[1] = _mm512_or_si512(hi[1], _mm512_and_si512(_mm512_srli_epi16(h, 1), b4));
+        hi[2] = _mm512_or_si512(hi[2], _mm512_and_si512(_mm512_srli_epi16(h, 2), b4));
+        hi[3] = _mm512_or_si512(hi[3], _mm512_and_si512(_mm512_srli_epi16(h, 3), b4));
+      }
+      const __m512i nibbles =
+          _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(sb + L::lo(kRows) + 16 * s)));
       const __m512i sc = _mm512_or_si512(
           _mm512_and_si512(nibbles, low4),
           _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(top_bits, 2 * s), low2), 4));
@@ -181,7 +203,7 @@ RAYO_AVX512 void q4_k_group(const std::byte* g, int64_t cols, const std::byte* c
         tot[t] = _mm512_add_epi32(tot[t], _mm512_mullo_epi32(i, sc));
       }
     }
-    const __m512 d = load_f16x16(sb + 2240), dmin = load_f16x16(sb + 2272);
+    const __m512 d = load_f16x16(sb + L::d(kRows)), dmin = load_f16x16(sb + L::dmin(kRows));
     for (int t = 0; t < T; ++t) {
       const ActBlockK& x = act_block<ActBlockK>(xt[t], b);
       __m512i mn = _mm512_setzero_si512();
@@ -273,7 +295,13 @@ struct Q8_0Group {
 template <int T>
 struct Q4_KGroup {
   RAYO_AVX512 static void run(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
-    q4_k_group<T>(g, cols, xt, acc);
+    k4_group<TensorType::Q4_K, T>(g, cols, xt, acc);
+  }
+};
+template <int T>
+struct Q5_KGroup {
+  RAYO_AVX512 static void run(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
+    k4_group<TensorType::Q5_K, T>(g, cols, xt, acc);
   }
 };
 template <int T>
@@ -336,6 +364,7 @@ TileKernel packed_kernel_avx512(TensorType type) {
   switch (type) {
     case TensorType::Q8_0: return &packed_tile<Q8_0Group>;
     case TensorType::Q4_K: return &packed_tile<Q4_KGroup>;
+    case TensorType::Q5_K: return &packed_tile<Q5_KGroup>;
     case TensorType::Q6_K: return &packed_tile<Q6_KGroup>;
     case TensorType::Q4_0: return &packed_tile<LegacyGroup<TensorType::Q4_0>::Of>;
     case TensorType::Q4_1: return &packed_tile<LegacyGroup<TensorType::Q4_1>::Of>;
