@@ -1,7 +1,7 @@
 // AVX-512 VNNI kernels over the packed layouts of packed_layouts.h with R = 16
 // rows per group (one row per 32-bit lane of a zmm), for the formats that
-// dominate Q4_K_M, Q5_K_M and Q8_0 models (Q4_K, Q5_K, Q6_K and Q8_0) and the
-// formats with blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL). (The other formats run the
+// dominate Q4_K_M, Q5_K_M and Q8_0 models (Q4_K, Q5_K, Q6_K and Q8_0), IQ4_XS
+// and the formats with blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL). (The other formats run the
 // AVX2 kernels on these machines.)
 //
 // vpdpbusd multiplies unsigned by signed bytes: the weights are unsigned
@@ -35,6 +35,7 @@ constexpr size_t kQ6KSuper = 3392;
 // The offsets below are packed_layouts.h's at R = 16. The aligned loads of the
 // K-quants' planes need 64-byte multiples.
 static_assert(packed::Q4K::super(16) % 64 == 0 && packed::Q4K::hi(16) % 64 == 0 && packed::Q4K::lo(16) % 64 == 0);
+static_assert(packed::IQ4XS::super(16) % 64 == 0);
 static_assert(packed::Q5K::super(16) % 64 == 0 && packed::Q5K::hi(16) % 64 == 0 && packed::Q5K::lo(16) % 64 == 0 &&
               packed::Q5K::bit4(16, 1) % 64 == 0);
 static_assert(packed::Q6K::super(16) == kQ6KSuper && packed::Q6K::d(16) == 256 && packed::Q6K::unit(16, 1) == 320 + 384);
@@ -219,6 +220,49 @@ RAYO_AVX512 void k4_group(const std::byte* g, int64_t cols, const std::byte* con
   }
 }
 
+// IQ4_XS (packed::IQ4XS): 8 sub-blocks of 32 IQ4 levels with a signed 6-bit
+// scale each. The levels enter vpdpbusd as level + 128 (vpshufb); each
+// sub-block's offset comes off with its activation sum. The integer sums and
+// the float operations are the AVX2 kernel's.
+template <int T>
+RAYO_AVX512 void iq4_xs_group(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
+  using L = packed::IQ4XS;
+  constexpr size_t kSuper = L::super(kRows);
+  const int64_t nb = cols / 256;
+  const __m512i m4 = _mm512_set1_epi8(0x0f);
+  alignas(16) uint8_t table[16];
+  for (int i = 0; i < 16; ++i) table[i] = static_cast<uint8_t>(quant::kIq4nlValues[i] + 128);
+  const __m512i levels = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* sb = g + b * kSuper;
+    __m512i tot[T];
+    for (int t = 0; t < T; ++t) tot[t] = _mm512_setzero_si512();
+    for (int s = 0; s < 8; ++s) {
+      prefetch_next_stride<kSuper, 8>(sb, s);
+      __m512i lo[4], hi[4];
+      for (int c = 0; c < 4; ++c) {
+        const __m512i v = load512(sb + L::nibbles(kRows, s) + 64 * c);
+        lo[c] = _mm512_shuffle_epi8(levels, _mm512_and_si512(v, m4));
+        hi[c] = _mm512_shuffle_epi8(levels, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+      }
+      const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + L::sc(kRows, s))));
+      for (int t = 0; t < T; ++t) {
+        const ActBlockK& x = act_block<ActBlockK>(xt[t], b);
+        const int8_t* xq = x.qs + 32 * s;
+        __m512i i = _mm512_set1_epi32(-128 * x.bsum32[s]);
+        for (int c = 0; c < 4; ++c) {
+          i = _mm512_dpbusd_epi32(i, lo[c], bcast4(xq + 4 * c));
+          i = _mm512_dpbusd_epi32(i, hi[c], bcast4(xq + 16 + 4 * c));
+        }
+        tot[t] = _mm512_add_epi32(tot[t], _mm512_mullo_epi32(i, sc));
+      }
+    }
+    const __m512 d = load_f16x16(sb + L::d(kRows));
+    for (int t = 0; t < T; ++t)
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tot[t]), _mm512_mul_ps(d, _mm512_set1_ps(act_block<ActBlockK>(xt[t], b).d)), acc[t]);
+  }
+}
+
 // Moves the 2-bit field at bits (2c, 2c+1) of each byte to bits (4, 5); other bits are garbage.
 template <int C>
 RAYO_AVX512 inline __m512i q6_high_bits(__m512i qh) {
@@ -305,6 +349,12 @@ struct Q5_KGroup {
   }
 };
 template <int T>
+struct IQ4_XSGroup {
+  RAYO_AVX512 static void run(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
+    iq4_xs_group<T>(g, cols, xt, acc);
+  }
+};
+template <int T>
 struct Q6_KGroup {
   RAYO_AVX512 static void run(const std::byte* g, int64_t cols, const std::byte* const* xt, __m512* acc) {
     q6_k_group<T>(g, cols, xt, acc);
@@ -371,6 +421,7 @@ TileKernel packed_kernel_avx512(TensorType type) {
     case TensorType::Q5_0: return &packed_tile<LegacyGroup<TensorType::Q5_0>::Of>;
     case TensorType::Q5_1: return &packed_tile<LegacyGroup<TensorType::Q5_1>::Of>;
     case TensorType::IQ4_NL: return &packed_tile<LegacyGroup<TensorType::IQ4_NL>::Of>;
+    case TensorType::IQ4_XS: return &packed_tile<IQ4_XSGroup>;
     default: break;
   }
 #else
