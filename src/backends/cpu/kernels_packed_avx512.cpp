@@ -36,8 +36,7 @@ constexpr size_t kQ6KSuper = 3392;
 // K-quants' planes need 64-byte multiples.
 static_assert(packed::Q4K::super(16) % 64 == 0 && packed::Q4K::hi(16) % 64 == 0 && packed::Q4K::lo(16) % 64 == 0);
 static_assert(packed::IQ4XS::super(16) % 64 == 0);
-static_assert(packed::Q5K::super(16) % 64 == 0 && packed::Q5K::hi(16) % 64 == 0 && packed::Q5K::lo(16) % 64 == 0 &&
-              packed::Q5K::bit4(16, 1) % 64 == 0);
+static_assert(packed::Q5K::super(16) % 64 == 0 && packed::Q5K::hi(16) % 64 == 0 && packed::Q5K::lo(16) % 64 == 0);
 static_assert(packed::Q6K::super(16) == kQ6KSuper && packed::Q6K::d(16) == 256 && packed::Q6K::unit(16, 1) == 320 + 384);
 static_assert(packed::kQ8_0Pair(16) == 1088);
 
@@ -98,6 +97,40 @@ RAYO_AVX512 void q8_0_group(const std::byte* g, int64_t cols, const std::byte* c
   }
 }
 
+// The 32 values of each row's chunk at p (16 bytes of nibbles a row, 4 at a
+// time): w[j] holds values 4j .. 4j+3 of every row (low nibbles 0..15 in
+// w[0..3], high nibbles 16..31 in w[4..7]).
+RAYO_AVX512 inline void decode_nibble_quads(const std::byte* p, __m512i* w) {
+  const __m512i m4 = _mm512_set1_epi8(0x0f);
+  for (int c = 0; c < 4; ++c) {
+    const __m512i v = _mm512_loadu_si512(p + 64 * c);
+    w[c] = _mm512_and_si512(v, m4);
+    w[4 + c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+  }
+}
+
+// ORs bit 4 into w[0..7] from a bit plane (packed_layouts.cpp's put_bit4): bit
+// j of each plane byte is bit 4 of w[j]'s byte at the same place, and a 16-bit
+// shift by 4 - j lands it on bit 4 within its byte.
+RAYO_AVX512 inline void or_bit4(const std::byte* plane, __m512i* w) {
+  const __m512i h = _mm512_loadu_si512(plane), b4 = _mm512_set1_epi8(0x10);
+  w[0] = _mm512_or_si512(w[0], _mm512_and_si512(_mm512_slli_epi16(h, 4), b4));
+  w[1] = _mm512_or_si512(w[1], _mm512_and_si512(_mm512_slli_epi16(h, 3), b4));
+  w[2] = _mm512_or_si512(w[2], _mm512_and_si512(_mm512_slli_epi16(h, 2), b4));
+  w[3] = _mm512_or_si512(w[3], _mm512_and_si512(_mm512_slli_epi16(h, 1), b4));
+  w[4] = _mm512_or_si512(w[4], _mm512_and_si512(h, b4));
+  w[5] = _mm512_or_si512(w[5], _mm512_and_si512(_mm512_srli_epi16(h, 1), b4));
+  w[6] = _mm512_or_si512(w[6], _mm512_and_si512(_mm512_srli_epi16(h, 2), b4));
+  w[7] = _mm512_or_si512(w[7], _mm512_and_si512(_mm512_srli_epi16(h, 3), b4));
+}
+
+// The IQ4 levels + 128 (unsigned, for vpdpbusd) as a vpshufb table in every 128-bit lane.
+RAYO_AVX512 inline __m512i iq4_levels_plus_128() {
+  alignas(16) uint8_t table[16];
+  for (int i = 0; i < 16; ++i) table[i] = static_cast<uint8_t>(quant::kIq4nlValues[i] + 128);
+  return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
+}
+
 // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: blocks of 32 (packed::Legacy32), w = d q + m
 // or d (q - offset), or d level[q]. The integer sums and the float operations
 // after them are the AVX2 kernels' (kernels_packed_avx2.cpp), so both give
@@ -108,34 +141,15 @@ RAYO_AVX512 void legacy_group(const std::byte* g, int64_t cols, const std::byte*
   constexpr bool kIq4 = kType == TensorType::IQ4_NL;
   constexpr int32_t kOffset = kType == TensorType::Q4_0 ? 8 : kType == TensorType::Q5_0 ? 16 : kIq4 ? 128 : 0;
   const int64_t nb = cols / 32;
-  const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
-  alignas(16) uint8_t table[16];
-  for (int i = 0; i < 16; ++i) table[i] = static_cast<uint8_t>(quant::kIq4nlValues[i] + 128);
-  const __m512i levels = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
+  const __m512i levels = iq4_levels_plus_128();
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* nib = g + L.nibbles(b);
     // One block ahead per block, as the AVX2 kernels do: the rows of a group
     // interleave too finely for the hardware prefetcher to ramp up.
     for (size_t i = 0; i < L.block(); i += 64) _mm_prefetch(reinterpret_cast<const char*>(nib + 4096 + i), _MM_HINT_T0);
-    __m512i w[8];  // w[j]: values 4j .. 4j+3 of each row
-    for (int c = 0; c < 4; ++c) {
-      const __m512i v = _mm512_loadu_si512(nib + 64 * c);
-      w[c] = _mm512_and_si512(v, m4);
-      w[4 + c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-    }
-    if constexpr (L.fifth_bit) {
-      // Bit j of each plane byte is bit 4 of w[j]'s byte at the same place: a
-      // 16-bit shift by 4 - j lands it on bit 4 within its byte.
-      const __m512i h = _mm512_loadu_si512(g + L.bit4(b));
-      w[0] = _mm512_or_si512(w[0], _mm512_and_si512(_mm512_slli_epi16(h, 4), b4));
-      w[1] = _mm512_or_si512(w[1], _mm512_and_si512(_mm512_slli_epi16(h, 3), b4));
-      w[2] = _mm512_or_si512(w[2], _mm512_and_si512(_mm512_slli_epi16(h, 2), b4));
-      w[3] = _mm512_or_si512(w[3], _mm512_and_si512(_mm512_slli_epi16(h, 1), b4));
-      w[4] = _mm512_or_si512(w[4], _mm512_and_si512(h, b4));
-      w[5] = _mm512_or_si512(w[5], _mm512_and_si512(_mm512_srli_epi16(h, 1), b4));
-      w[6] = _mm512_or_si512(w[6], _mm512_and_si512(_mm512_srli_epi16(h, 2), b4));
-      w[7] = _mm512_or_si512(w[7], _mm512_and_si512(_mm512_srli_epi16(h, 3), b4));
-    }
+    __m512i w[8];
+    decode_nibble_quads(nib, w);
+    if constexpr (L.fifth_bit) or_bit4(g + L.bit4(b), w);
     if constexpr (kIq4)
       for (int j = 0; j < 8; ++j) w[j] = _mm512_shuffle_epi8(levels, w[j]);
     const __m512 d = load_f16x16(g + L.d(b));
@@ -157,7 +171,6 @@ RAYO_AVX512 void k4_group(const std::byte* g, int64_t cols, const std::byte* con
   constexpr bool kFifth = kType == TensorType::Q5_K;
   constexpr size_t kSuper = L::super(kRows);
   const int64_t nb = cols / 256;
-  const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
   const __m512i low4 = _mm512_set1_epi32(0xf), low2 = _mm512_set1_epi32(3);
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* sb = g + b * kSuper;
@@ -166,25 +179,9 @@ RAYO_AVX512 void k4_group(const std::byte* g, int64_t cols, const std::byte* con
     for (int t = 0; t < T; ++t) tot[t] = _mm512_setzero_si512();
     for (int s = 0; s < 8; ++s) {
       prefetch_next_stride<kSuper, 8>(sb, s);
-      __m512i lo[4], hi[4];
-      for (int c = 0; c < 4; ++c) {
-        const __m512i v = load512(sb + L::nibbles(kRows, s) + 64 * c);
-        lo[c] = _mm512_and_si512(v, m4);
-        hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-      }
-      if constexpr (kFifth) {
-        // Bit c of each plane byte is bit 4 of lo[c]'s byte at the same
-        // place, bit 4 + c that of hi[c]: a 16-bit shift lands it on bit 4.
-        const __m512i h = load512(sb + L::bit4(kRows, s));
-        lo[0] = _mm512_or_si512(lo[0], _mm512_and_si512(_mm512_slli_epi16(h, 4), b4));
-        lo[1] = _mm512_or_si512(lo[1], _mm512_and_si512(_mm512_slli_epi16(h, 3), b4));
-        lo[2] = _mm512_or_si512(lo[2], _mm512_and_si512(_mm512_slli_epi16(h, 2), b4));
-        lo[3] = _mm512_or_si512(lo[3], _mm512_and_si512(_mm512_slli_epi16(h, 1), b4));
-        hi[0] = _mm512_or_si512(hi[0], _mm512_and_si512(h, b4));
-        hi[1] = _mm512_or_si512(hi[1], _mm512_and_si512(_mm512_srli_epi16(h, 1), b4));
-        hi[2] = _mm512_or_si512(hi[2], _mm512_and_si512(_mm512_srli_epi16(h, 2), b4));
-        hi[3] = _mm512_or_si512(hi[3], _mm512_and_si512(_mm512_srli_epi16(h, 3), b4));
-      }
+      __m512i w[8];
+      decode_nibble_quads(sb + L::nibbles(kRows, s), w);
+      if constexpr (kFifth) or_bit4(sb + L::bit4(kRows, s), w);
       const __m512i nibbles =
           _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(sb + L::lo(kRows) + 16 * s)));
       const __m512i sc = _mm512_or_si512(
@@ -198,8 +195,8 @@ RAYO_AVX512 void k4_group(const std::byte* g, int64_t cols, const std::byte* con
         const int8_t* xq = act_block<ActBlockK>(xt[t], b).qs + 32 * s;
         __m512i i = _mm512_setzero_si512();
         for (int c = 0; c < 4; ++c) {
-          i = _mm512_dpbusd_epi32(i, lo[c], bcast4(xq + 4 * c));
-          i = _mm512_dpbusd_epi32(i, hi[c], bcast4(xq + 16 + 4 * c));
+          i = _mm512_dpbusd_epi32(i, w[c], bcast4(xq + 4 * c));
+          i = _mm512_dpbusd_epi32(i, w[4 + c], bcast4(xq + 16 + 4 * c));
         }
         tot[t] = _mm512_add_epi32(tot[t], _mm512_mullo_epi32(i, sc));
       }
@@ -229,30 +226,24 @@ RAYO_AVX512 void iq4_xs_group(const std::byte* g, int64_t cols, const std::byte*
   using L = packed::IQ4XS;
   constexpr size_t kSuper = L::super(kRows);
   const int64_t nb = cols / 256;
-  const __m512i m4 = _mm512_set1_epi8(0x0f);
-  alignas(16) uint8_t table[16];
-  for (int i = 0; i < 16; ++i) table[i] = static_cast<uint8_t>(quant::kIq4nlValues[i] + 128);
-  const __m512i levels = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
+  const __m512i levels = iq4_levels_plus_128();
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* sb = g + b * kSuper;
     __m512i tot[T];
     for (int t = 0; t < T; ++t) tot[t] = _mm512_setzero_si512();
     for (int s = 0; s < 8; ++s) {
       prefetch_next_stride<kSuper, 8>(sb, s);
-      __m512i lo[4], hi[4];
-      for (int c = 0; c < 4; ++c) {
-        const __m512i v = load512(sb + L::nibbles(kRows, s) + 64 * c);
-        lo[c] = _mm512_shuffle_epi8(levels, _mm512_and_si512(v, m4));
-        hi[c] = _mm512_shuffle_epi8(levels, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
-      }
+      __m512i w[8];
+      decode_nibble_quads(sb + L::nibbles(kRows, s), w);
+      for (int j = 0; j < 8; ++j) w[j] = _mm512_shuffle_epi8(levels, w[j]);
       const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + L::sc(kRows, s))));
       for (int t = 0; t < T; ++t) {
         const ActBlockK& x = act_block<ActBlockK>(xt[t], b);
         const int8_t* xq = x.qs + 32 * s;
         __m512i i = _mm512_set1_epi32(-128 * x.bsum32[s]);
         for (int c = 0; c < 4; ++c) {
-          i = _mm512_dpbusd_epi32(i, lo[c], bcast4(xq + 4 * c));
-          i = _mm512_dpbusd_epi32(i, hi[c], bcast4(xq + 16 + 4 * c));
+          i = _mm512_dpbusd_epi32(i, w[c], bcast4(xq + 4 * c));
+          i = _mm512_dpbusd_epi32(i, w[4 + c], bcast4(xq + 16 + 4 * c));
         }
         tot[t] = _mm512_add_epi32(tot[t], _mm512_mullo_epi32(i, sc));
       }
