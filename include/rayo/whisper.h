@@ -23,7 +23,7 @@ namespace rayo {
 
 // How the model is loaded: WhisperModel(model_size_or_path, device, compute_type, cpu_threads).
 struct WhisperOptions {
-  std::string device = "auto";          // "auto" or "cpu": Whisper runs on the CPU so far
+  std::string device = "auto";          // "auto" (the CPU), "cpu" or "cuda"
   std::string compute_type = "default";  // "default" (weights as stored), "float32", "float16" or "int8"
   int n_threads = 0;                    // CPU threads; 0: the physical cores
   int max_beams = 5;                    // the largest beam_size / best_of a call may ask for

@@ -14,12 +14,12 @@ namespace rayo {
 namespace {
 
 whisper::GraphRunnerOptions runner_options(const WhisperOptions& o) {
-  if (o.device != "auto" && o.device != "cpu")
-    fail("device must be auto or cpu (Whisper has no CUDA kernels yet), got ", quote_for_message(o.device));
+  if (o.device != "auto" && o.device != "cpu" && o.device != "cuda")
+    fail("device must be auto, cpu or cuda, got ", quote_for_message(o.device));
   if (o.n_threads < 0) fail("n_threads must be 0 (the physical cores) or positive, got ", o.n_threads);
   if (o.max_beams < 1 || o.max_beams > 16) fail("max_beams must be 1 to 16, got ", o.max_beams);
   whisper::GraphRunnerOptions r;
-  r.backend.device = "cpu";
+  r.backend.device = o.device;  // auto: the CPU (whisper/graph_runner.cpp)
   r.backend.n_threads = o.n_threads;
   r.max_sequences = o.max_beams;
   r.weights = whisper::weight_format(o.compute_type);

@@ -58,8 +58,9 @@ std::unique_ptr<runtime::Scheduler> start_scheduler(const ServeOptions& o) {
   return std::make_unique<runtime::Scheduler>(model, so);
 }
 
-// The Whisper model, or none without --whisper. It runs on the CPU (the CUDA
-// backend has no Whisper kernels yet), with -t threads.
+// The Whisper model, or none without --whisper. It runs on the CPU, with -t
+// threads (Whisper's CUDA path has not yet been measured on a GPU: `rayo
+// transcribe --device cuda` asks for it).
 std::unique_ptr<whisper::Transcriber> load_transcriber(const ServeOptions& o) {
   if (o.whisper.empty()) return nullptr;
   if (o.whisper_beam_size < 1 || o.whisper_beam_size > 16)

@@ -121,7 +121,7 @@ void setup(CLI::App& root) {
   cmd->add_option("audio", o->audio, "audio files (WAV, FLAC, OGG, MP3; any rate and channels), or - for standard input")
       ->required();
   cmd->add_option("-t,--threads", o->threads, "CPU threads (default: physical cores)");
-  cmd->add_option("--device", o->device, "auto or cpu (both the CPU: the CUDA backend has no Whisper kernels yet)")
+  cmd->add_option("--device", o->device, "auto, cpu or cuda (auto: the CPU; Whisper on the GPU is not yet measured on one)")
       ->capture_default_str();
   cmd->add_option("--compute-type", o->compute_type,
                   "default (weights as stored, f32 arithmetic) or int8 (weights quantized at load)")

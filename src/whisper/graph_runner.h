@@ -26,7 +26,7 @@
 namespace rayo::whisper {
 
 struct GraphRunnerOptions {
-  runtime::BackendChoice backend;  // the CPU for now ("auto" too): the CUDA backend does not run Whisper's steps yet
+  runtime::BackendChoice backend;  // "auto" is the CPU (graph_runner.cpp); "cuda" runs the steps on the GPU
   int max_sequences = 8;           // sequences of one decode() call (beam size, best_of)
   WeightFormat weights = WeightFormat::AsStored;  // or int8: weight matrices quantized at load
 };
@@ -47,6 +47,8 @@ class GraphWhisperRunner final : public WhisperRunner {
   // Decoder token rows computed so far (a measure of what the reuse saves).
   int64_t decoded_tokens() const { return decoded_tokens_; }
   int n_threads() const { return choice_.n_threads; }
+  // The backend the steps run on (its counters: transfers and launches per window).
+  graph::Backend& backend() { return engine_->backend(); }
 
  private:
   struct Slot {
@@ -68,7 +70,6 @@ class GraphWhisperRunner final : public WhisperRunner {
   graph::GraphConfig encoder_config_;
   std::vector<Slot> slots_;
   std::vector<int32_t> free_blocks_;
-  std::vector<int32_t> block_table_;
   int64_t decoded_tokens_ = 0;
   bool encoded_ = false;
   // The encoder step's rows: positions 0 .. n_audio_ctx - 1 of sequence 0.

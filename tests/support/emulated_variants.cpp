@@ -11,6 +11,11 @@
 #include "models/model_spec.h"
 #include "support/paths.h"
 #include "support/synth_models.h"
+#include "whisper/ct2_writer.h"
+#include "whisper/weight_store.h"
+#include "whisper/whisper_graphs.h"
+#include "whisper/whisper_presets.h"
+#include "whisper/whisper_spec.h"
 
 namespace rayo::test {
 
@@ -71,6 +76,46 @@ graph::KvCacheConfig emulated_kv_config(const models::ModelSpec& spec, int64_t m
   return kv;
 }
 
+const std::filesystem::path& emulated_whisper_folder() {
+  static const std::filesystem::path folder = [] {
+    whisper::WhisperPreset p = whisper::whisper_preset("tiny.en");
+    p.n_state = 128;
+    p.n_head = 2;
+    p.n_layer = 2;
+    p.n_audio_ctx = 32;
+    p.alignment_heads.clear();
+    const std::filesystem::path dir = temp_dir("emulated_whisper") / "model";
+    whisper::write_ct2_whisper(p, 11, dir.string());
+    return dir;
+  }();
+  return folder;
+}
+
+namespace {
+// The graphs GraphWhisperRunner builds for the emulated model (its encoder's
+// and its decoder steps' of up to 8 tokens), with the cache they run on.
+void add_whisper_specs(std::vector<cuda::KernelSpec>& out, std::set<std::string>& seen) {
+  const whisper::WhisperFiles files = whisper::load_ct2_whisper(emulated_whisper_folder().string());
+  const whisper::WhisperSpec& s = files.spec;
+  cuda::KvShape kv;
+  kv.max_seq_len = s.n_text_ctx;
+  kv.block_size = 16;
+  kv.cross_len = s.n_audio_ctx;
+  for (auto format : {whisper::WeightFormat::AsStored, whisper::WeightFormat::Int8}) {
+    const whisper::WeightStore weights(files.model, format, 1);
+    graph::GraphConfig encoder{s.n_audio_ctx, 1};
+    encoder.max_frames = 2 * int64_t{s.n_audio_ctx};
+    const graph::GraphConfig decoder{8, kEmulatedWhisperSequences + 1};
+    for (graph::Graph g : {whisper::build_encoder_graph(files.model, weights, s, encoder),
+                           whisper::build_decoder_graph(files.model, weights, s, decoder)}) {
+      graph::run_passes(g, graph::decoder_fusion_passes());
+      for (const auto& spec : cuda::graph_kernel_specs(g, kv))
+        if (seen.insert(spec.key()).second) out.push_back(spec);
+    }
+  }
+}
+}  // namespace
+
 std::vector<tools::KernelBenchCase> emulated_kernel_bench_cases() {
   std::vector<tools::KernelBenchCase> cases;
   for (TensorType t : {TensorType::Q4_K, TensorType::F16})
@@ -110,6 +155,7 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
     const auto s = tools::kernel_bench_spec(c);
     if (seen.insert(s.key()).second) out.push_back(s);
   }
+  add_whisper_specs(out, seen);
   return out;
 }
 

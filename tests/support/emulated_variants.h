@@ -6,6 +6,7 @@
 // point. The file is committed (tests/unit/cuda_emulated_backend_variants.inc);
 // a test renders it again and fails when the kernel specs have changed, and
 // tests/tools/print_emulated_variants.cpp prints the new one.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,14 @@ cuda::KvShape emulated_kv_shape();
 // one block more (emulated_ring_start).
 graph::KvCacheConfig emulated_kv_config(const models::ModelSpec& spec, int64_t max_tokens);
 constexpr int32_t kEmulatedRingStart = 1;
+
+// A small synthetic Whisper model for the emulated GPU: tiny.en's vocabulary
+// and 80 mels, 2 encoder and 2 decoder layers of width 128 in 2 heads of 64,
+// 32 encoder positions (64 mel frames). Its CTranslate2 folder is written at
+// first use, into a temporary folder removed at exit.
+const std::filesystem::path& emulated_whisper_folder();
+// Sequences its test runners decode at once (GraphRunnerOptions::max_sequences).
+constexpr int kEmulatedWhisperSequences = 4;
 
 // The kernel benchmark's cases the backend test times (small shapes).
 std::vector<tools::KernelBenchCase> emulated_kernel_bench_cases();

@@ -20,6 +20,10 @@
 #include "support/nvrtc_compile.h"
 #include "support/paths.h"
 #include "tools/synth_model.h"
+#include "support/real_model.h"
+#include "whisper/weight_store.h"
+#include "whisper/whisper_graphs.h"
+#include "whisper/whisper_spec.h"
 
 namespace rayo::cuda {
 namespace {
@@ -158,6 +162,32 @@ TEST(CudaNvrtcCompile, WhisperRowKernelsCompileForSm80AndSm90) {
     for (int64_t mels : {80, 128}) specs.push_back(conv1d_unfold_spec(mels, 1, true));
     compile_all("whisper rows", specs, arch, done);
   }
+}
+
+// Every kernel the real Whisper tiny.en's graphs launch (the encoder of 1500
+// positions, decoder steps of up to 8 tokens for 5 beams), its weights as
+// stored (f16) and quantized at load (int8), for sm_90.
+TEST(CudaNvrtcCompile, WhisperTinyEnGraphsCompileForSm90) {
+  RAYO_REQUIRE_NVRTC();
+  if (const std::string why = test::real_whisper_absent(); !why.empty()) GTEST_SKIP() << why;
+  const whisper::WhisperFiles files = whisper::load_ct2_whisper(test::real_whisper_dir().string());
+  const whisper::WhisperSpec& s = files.spec;
+  KvShape kv;
+  kv.max_seq_len = s.n_text_ctx;
+  kv.cross_len = s.n_audio_ctx;
+  std::vector<KernelSpec> specs;
+  for (auto format : {whisper::WeightFormat::AsStored, whisper::WeightFormat::Int8}) {
+    const whisper::WeightStore weights(files.model, format, 2);
+    graph::GraphConfig encoder{s.n_audio_ctx, 1};
+    encoder.max_frames = 2 * int64_t{s.n_audio_ctx};
+    for (graph::Graph g : {whisper::build_encoder_graph(files.model, weights, s, encoder),
+                           whisper::build_decoder_graph(files.model, weights, s, graph::GraphConfig{8, 6})}) {
+      graph::run_passes(g, graph::decoder_fusion_passes());
+      for (auto& spec : graph_kernel_specs(g, kv)) specs.push_back(spec);
+    }
+  }
+  std::set<std::string> done;
+  compile_all("whisper tiny.en", specs, "sm_90", done);
 }
 
 // Every shared model's decode and prefill variants for sm_90 (the same

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/kernel_specs.h"
 #include "backends/cuda/module_set.h"
+#include "backends/cuda/step_block.h"
 #include "backends/cuda/weight_layout.h"
 #include "common/error.h"
 #include "graph/fusion_passes.h"
@@ -50,16 +53,19 @@ constexpr int64_t kMaxSampledRows = 256;
 
 struct GraphState {
   DeviceBuffer arena;
-  // The step block, ints, uploaded at once each step:
-  //   n_tokens, n_outputs, max_blocks_per_seq, 1, tokens[T], positions[T], output rows[O],
-  //   seq[T], ring_start[T], sampling records[O][kSampleRecordInts], block_table[used],
-  //   (padding to an even int), penalty pairs[used][2]
-  // (the 1: the row length of the ring table, ring_start, graph/backend.h)
-  // (T = max_tokens, O = max_outputs). The table and the pairs vary in length;
-  // the pairs follow the used part of the table, and the records give their
-  // places relative to the block's start.
+  // The step block (step_block.h), uploaded at once each step. The table and
+  // the pairs vary in length; the pairs follow the used part of the table, and
+  // the records give their places relative to the block's start.
   DeviceBuffer step;
-  int64_t table_capacity = 0, pairs_capacity = 0, sample_rows = 0;
+  StepBlockLayout layout;
+  int64_t sample_rows = 0;
+  // What the graph's nodes need of a step (graph_needs).
+  bool uses_kv = false;     // the paged KV cache: a block table
+  bool has_embed = false;   // token ids that must be in the vocabulary
+  bool uses_cross = false;  // the cross-attention memory: a slot per sequence
+  bool has_logits = false;  // its output rows are the step's outputs: logits, sampled on the device
+  int64_t feature_channels = 0;  // an encoder graph's input features (an Unfold of them), per frame
+  int64_t position_limit = 0;    // positions a step's rows may have (the KV cache, position tables)
   ActivationPlan plan;    // the 8-bit twins of matmul inputs (activation_plan.h)
   DeviceBuffer twins;     // their arena
   DeviceBuffer partial;   // attention split results
@@ -75,6 +81,7 @@ struct GraphState {
   CUgraph cu_graph = nullptr;
   CUgraphExec exec = nullptr;
   int n_outputs = 0;
+  int64_t out_rows = 0;   // rows of the output value in the last step
   bool logits_fresh = false;
   bool sampled = false;   // the last step had sample requests: host_ids holds their tokens
   int64_t n_vocab = 0;
@@ -134,7 +141,8 @@ class CudaBackend : public graph::Backend {
       RAYO_CHECK(config.n_layers == kv_config_.n_layers && config.kv_width == kv_config_.kv_width &&
                      config.block_size == kv_config_.block_size && config.max_seq_len == kv_config_.max_seq_len &&
                      config.ring_blocks == kv_config_.ring_blocks && config.n_ring_blocks == kv_config_.n_ring_blocks &&
-                     config.ring_layers == kv_config_.ring_layers,
+                     config.ring_layers == kv_config_.ring_layers && config.cross_len == kv_config_.cross_len &&
+                     config.n_cross_slots == kv_config_.n_cross_slots,
                  "the KV cache may only change its number of blocks");
       kv_ = DeviceBuffer();  // freed before the new one is allocated
     }
@@ -145,6 +153,14 @@ class CudaBackend : public graph::Backend {
       layer_offsets_.push_back(layer_offsets_.back() + 2 * layer_bytes(l));
     kv_ = ctx_.alloc(layer_offsets_.back());
     check(ctx_.api().cuMemsetD8(kv_.ptr(), 0, kv_.bytes()), "clear the KV cache");
+    // Encoder-decoder models: each layer's cross-attention keys then values,
+    // every slot's (kernels/kernel_args.cuh).
+    RAYO_CHECK(config.cross_len >= 0 && config.n_cross_slots >= 0 && (config.cross_len == 0) == (config.n_cross_slots == 0),
+               "a cross-attention memory of ", config.n_cross_slots, " slots of ", config.cross_len, " rows");
+    if (config.cross_len > 0 && !cross_) {
+      cross_ = ctx_.alloc(2 * config.n_layers * cross_bytes());
+      check(ctx_.api().cuMemsetD8(cross_.ptr(), 0, cross_.bytes()), "clear the cross-attention memory");
+    }
     // The launches recorded so far hold the old pool's addresses.
     for (auto& [g, s] : graphs_) record_launches(*g, s);
   }
@@ -164,22 +180,28 @@ class CudaBackend : public graph::Backend {
     s.arena = ctx_.alloc(std::max<size_t>(g.arena_bytes(), 256));
     s.plan = plan_activations(g);
     s.twins = ctx_.alloc(std::max<size_t>(s.plan.arena_bytes, 256));
+    graph_needs(g, s);
     const int64_t blocks_per_seq = (kv_config_.max_seq_len + kv_config_.block_size - 1) / kv_config_.block_size;
-    s.table_capacity = std::max<int64_t>(cfg.max_tokens, 1) * blocks_per_seq;
     // Rows a step may sample (a prompt graph's many outputs are for logits), and
     // their penalty windows: at most the context's distinct tokens each.
     s.n_vocab = g.values()[g.output()].cols;
-    s.sample_rows = std::min<int64_t>(cfg.max_outputs, kMaxSampledRows);
-    s.pairs_capacity = s.sample_rows * std::min<int64_t>(kv_config_.max_seq_len, s.n_vocab);
-    const size_t step_ints = records_at(g) + cfg.max_outputs * kSampleRecordInts + s.table_capacity + 1 +
-                             2 * s.pairs_capacity;
-    s.step = ctx_.alloc(step_ints * sizeof(int32_t));
-    s.staging = static_cast<int32_t*>(ctx_.alloc_host(step_ints * sizeof(int32_t)));
-    std::memset(s.staging, 0, step_ints * sizeof(int32_t));
-    s.logits = static_cast<float*>(ctx_.alloc_host(cfg.max_outputs * s.n_vocab * sizeof(float)));
+    s.sample_rows = s.has_logits ? std::min<int64_t>(cfg.max_outputs, kMaxSampledRows) : 0;
+    s.layout.max_tokens = static_cast<size_t>(cfg.max_tokens);
+    s.layout.max_outputs = static_cast<size_t>(cfg.max_outputs);
+    s.layout.table_capacity = s.uses_kv ? static_cast<size_t>(std::max<int64_t>(cfg.max_tokens, 1) * blocks_per_seq) : 0;
+    s.layout.pairs_capacity = static_cast<size_t>(s.sample_rows * std::min<int64_t>(kv_config_.max_seq_len, s.n_vocab));
+    s.layout.feature_values = static_cast<size_t>(s.feature_channels * cfg.max_frames);
+    const size_t step_bytes = s.layout.total() * sizeof(int32_t);
+    s.step = ctx_.alloc(step_bytes);
+    s.staging = static_cast<int32_t*>(ctx_.alloc_host(step_bytes));
+    std::memset(s.staging, 0, step_bytes);
+    // The output's rows come back: the logits of the outputs, or (an encoder's)
+    // every row of its value, on demand.
+    const int64_t out_rows = g.max_rows(g.values()[g.output()]);
+    s.logits = static_cast<float*>(ctx_.alloc_host(out_rows * s.n_vocab * sizeof(float)));
     s.host_ids = static_cast<int32_t*>(ctx_.alloc_host(cfg.max_outputs * sizeof(int32_t)));
     s.ids = ctx_.alloc(cfg.max_outputs * sizeof(int32_t));
-    s.scratch = ctx_.alloc(s.sample_rows * s.n_vocab * sizeof(float));
+    s.scratch = ctx_.alloc(std::max<size_t>(s.sample_rows * s.n_vocab * sizeof(float), 256));
     size_t partial = 0;
     for (const Node& n : g.nodes())
       if (n.op == Op::Attention)
@@ -210,67 +232,77 @@ class CudaBackend : public graph::Backend {
     GraphState& s = it->second;
     const auto& cfg = g.config();
     const size_t n = in.tokens.size();
-    RAYO_CHECK(in.seq.size() == n, "one sequence index per token");
-    RAYO_CHECK(in.max_blocks_per_seq > 0, "no block table");
-    if (kv_config_.ring_blocks > 0) {
-      RAYO_CHECK(in.ring_start.size() >= static_cast<size_t>(in.block_table.size() / in.max_blocks_per_seq) &&
-                     in.ring_start.size() <= static_cast<size_t>(cfg.max_tokens),
-                 "one ring per sequence");
-      for (int32_t r : in.ring_start)
-        RAYO_CHECK(r >= 0 && r + kv_config_.ring_blocks <= kv_config_.n_ring_blocks, "ring ", r, " outside the cache");
+    RAYO_CHECK(in.seq.size() == n && in.positions.size() == n, "one sequence index and position per token");
+    RAYO_CHECK(n <= static_cast<size_t>(cfg.max_tokens) && in.output_rows.size() <= static_cast<size_t>(cfg.max_outputs) &&
+                   in.n_frames >= 0 && in.n_frames <= cfg.max_frames,
+               "a step larger than its graph");
+    int64_t n_seqs = 0;
+    if (s.uses_kv) {
+      n_seqs = check_block_table(s, in);
+    } else {
+      for (int32_t q : in.seq) {
+        RAYO_CHECK(q >= 0 && q < cfg.max_tokens, "sequence index ", q);
+        n_seqs = std::max<int64_t>(n_seqs, q + 1);
+      }
     }
-    if (static_cast<int64_t>(in.block_table.size()) > s.table_capacity)
-      fail("the block table has ", in.block_table.size(), " entries, more than the ", s.table_capacity,
-           " this graph was prepared for");
-    const int64_t n_seqs = static_cast<int64_t>(in.block_table.size()) / in.max_blocks_per_seq;
-    for (int32_t b : in.block_table) RAYO_CHECK(b >= -1 && b < kv_config_.n_blocks, "block ", b, " outside the cache");
-    for (size_t t = 0; t < n; ++t) {
-      const int32_t pos = in.positions[t];
-      if (pos < 0 || pos >= kv_config_.max_seq_len || pos / kv_config_.block_size >= in.max_blocks_per_seq)
-        fail("position ", pos, " is outside the context of ", kv_config_.max_seq_len);
-      RAYO_CHECK(in.seq[t] >= 0 && in.seq[t] < n_seqs, "sequence index ", in.seq[t]);
-      for (int64_t b = 0; b <= pos / kv_config_.block_size; ++b)  // every block attention will read
-        RAYO_CHECK(in.block_table[in.seq[t] * in.max_blocks_per_seq + b] >= 0, "position ", pos, " has no cache block");
-    }
-    for (int32_t t : in.tokens)
-      if (t < 0 || t >= vocab_rows_) fail("token id ", t, " is outside the vocabulary of ", vocab_rows_);
+    for (size_t t = 0; t < n; ++t)
+      if (in.positions[t] < 0 || in.positions[t] >= s.position_limit)
+        fail("position ", in.positions[t], " is outside the context of ", s.position_limit);
+    if (s.uses_cross) check_cross_slots(s, in, n_seqs);
+    if (s.has_embed)
+      for (int32_t t : in.tokens)
+        if (t < 0 || t >= vocab_rows_) fail("token id ", t, " is outside the vocabulary of ", vocab_rows_);
     for (int32_t r : in.output_rows)
       if (r < 0 || r >= static_cast<int32_t>(in.tokens.size())) fail("output row ", r, " is not a row of the step");
+    RAYO_CHECK(s.feature_channels > 0 || in.features.empty(), "features for a graph without an encoder's input");
+    if (s.feature_channels > 0) check_frames(g, s, in);
+
     int32_t* p = s.staging;
-    const int64_t T = cfg.max_tokens, O = cfg.max_outputs;
+    const StepBlockLayout& L = s.layout;
     p[0] = static_cast<int32_t>(n);
     p[1] = static_cast<int32_t>(in.output_rows.size());
     p[2] = in.max_blocks_per_seq;
     p[3] = 1;
-    std::copy(in.tokens.begin(), in.tokens.end(), p + 4);
-    std::copy(in.positions.begin(), in.positions.end(), p + 4 + T);
-    std::copy(in.output_rows.begin(), in.output_rows.end(), p + 4 + 2 * T);
-    std::copy(in.seq.begin(), in.seq.end(), p + 4 + 2 * T + O);
-    std::copy(in.ring_start.begin(), in.ring_start.end(), p + 4 + 3 * T + O);
+    p[StepBlockLayout::kNFrames] = static_cast<int32_t>(in.n_frames);
+    std::copy(in.tokens.begin(), in.tokens.end(), p + L.tokens());
+    std::copy(in.positions.begin(), in.positions.end(), p + L.positions());
+    std::copy(in.output_rows.begin(), in.output_rows.end(), p + L.output_rows());
+    std::copy(in.seq.begin(), in.seq.end(), p + L.seq());
+    if (s.uses_kv && kv_config_.ring_blocks > 0)  // checked: at most one a row
+      std::copy(in.ring_start.begin(), in.ring_start.end(), p + L.ring_start());
+    if (s.uses_cross && in.cross_slot.empty())  // slot s for sequence s
+      std::iota(p + L.cross_slot(), p + L.cross_slot() + n_seqs, 0);
+    else if (s.uses_cross)
+      std::copy(in.cross_slot.begin(), in.cross_slot.begin() + n_seqs, p + L.cross_slot());
     // Sampling records (all zero, "not sampled here", without requests), then
     // the used table, then the penalty pairs at an even int offset.
-    const size_t records = records_at(g), table = records + O * kSampleRecordInts;
-    std::copy(in.block_table.begin(), in.block_table.end(), p + table);
-    size_t end = table + in.block_table.size();
-    std::fill(p + records, p + table, 0);
+    std::copy(in.block_table.begin(), in.block_table.end(), p + L.table());
+    size_t end = L.table() + in.block_table.size();
+    std::fill(p + L.records(), p + L.table(), 0);
     s.sampled = !in.sample.empty();
     if (s.sampled) {
       if (static_cast<int64_t>(in.sample.size()) > s.sample_rows)
         fail("a step samples at most ", s.sample_rows, " rows on the GPU, got ", in.sample.size());
       pack_sampling_rows(in.sample, s.n_vocab, s.packed);
-      const size_t pairs_at = (end + 1) / 2 * 2;
-      if (static_cast<int64_t>(s.packed.pairs.size() / 2) > s.pairs_capacity)
-        fail("the penalty windows hold ", s.packed.pairs.size() / 2, " tokens, more than the ", s.pairs_capacity,
+      const size_t pairs_at = L.pairs(in.block_table.size());
+      if (s.packed.pairs.size() / 2 > L.pairs_capacity)
+        fail("the penalty windows hold ", s.packed.pairs.size() / 2, " tokens, more than the ", L.pairs_capacity,
              " this graph was prepared for");
       for (size_t r = 0; r < in.sample.size(); ++r)  // pair offsets relative to the block's start
         s.packed.records[r * kSampleRecordInts + kSampleRecordPenaltyOffset] += static_cast<int32_t>(pairs_at / 2);
-      std::copy(s.packed.records.begin(), s.packed.records.end(), p + records);
+      std::copy(s.packed.records.begin(), s.packed.records.end(), p + L.records());
       std::copy(s.packed.pairs.begin(), s.packed.pairs.end(), p + pairs_at);
       end = pairs_at + s.packed.pairs.size();
     }
-    // One upload: the header, the per-token arrays, the records, the used table and the pairs.
+    if (!in.features.empty()) {  // an encoder step's input, in the same upload
+      std::memcpy(p + L.features(), in.features.data(), in.features.size() * sizeof(float));
+      end = L.features() + in.features.size();
+    }
+    // One upload: the header, the per-token arrays, the records, the used
+    // table and the pairs (or the features).
     ctx_.upload_async(s.step.ptr(), s.staging, end * sizeof(int32_t));
     s.n_outputs = static_cast<int>(in.output_rows.size());
+    s.out_rows = step_rows(g.values()[g.output()].rows, in);
     s.logits_fresh = false;
     current_ = &s;
   }
@@ -289,28 +321,44 @@ class CudaBackend : public graph::Backend {
     if (options_.use_graphs) {
       if (!s.exec) capture(s);
       ctx_.launch_graph(s.exec);
-    } else {
+    } else if (s.has_logits) {
       launch(s.sample);
     }
     if (s.sampled) {
       // The ids; logits only if a row needs the host (output(), on demand).
       ctx_.download_async(s.host_ids, s.ids.ptr(), s.n_outputs * sizeof(int32_t));
-    } else {
-      ctx_.download_async(s.logits, value_ptr(s, g, g.output()), s.n_outputs * s.n_vocab * sizeof(float));
+    } else if (s.has_logits) {
+      ctx_.download_async(s.logits, value_ptr(s, g, g.output()), output_bytes(s));
       s.logits_fresh = true;
     }
+    // An encoder step's output stays on the device (output() brings it back on demand).
     ctx_.synchronize();
   }
 
   std::span<const float> output(const Graph& g) override {
     ctx_.make_current();
     GraphState& s = graphs_.at(&g);
-    if (!s.logits_fresh) {  // a sampled step: logits only when asked for
-      ctx_.download_async(s.logits, value_ptr(s, g, g.output()), s.n_outputs * s.n_vocab * sizeof(float));
+    if (!s.logits_fresh) {  // a sampled step or an encoder's: its output only when asked for
+      ctx_.download_async(s.logits, value_ptr(s, g, g.output()), output_bytes(s));
       ctx_.synchronize();
       s.logits_fresh = true;
     }
-    return {s.logits, static_cast<size_t>(s.n_outputs * s.n_vocab)};
+    return {s.logits, static_cast<size_t>(s.out_rows * s.n_vocab)};
+  }
+
+  void copy_kv_blocks(std::span<const std::pair<int32_t, int32_t>> src_dst) override {
+    ctx_.make_current();
+    const size_t block = static_cast<size_t>(kv_config_.block_size * kv_config_.kv_width) * 2;
+    for (const auto& [src, dst] : src_dst) {
+      RAYO_CHECK(src >= 0 && src < kv_config_.n_blocks && dst >= 0 && dst < kv_config_.n_blocks, "copy of block ",
+                 src, " to ", dst, " outside the cache");
+      for (int l = 0; l < kv_config_.n_layers; ++l) {
+        if (kv_config_.in_ring(l)) continue;  // rings are not forked
+        for (CUdeviceptr base : {k_cache(l), v_cache(l)})
+          check(ctx_.api().cuMemcpyDtoDAsync(base + dst * block, base + src * block, block, ctx_.stream()),
+                "copy a KV cache block");
+      }
+    }
   }
 
   // Extras (cuda_backend.h).
@@ -455,30 +503,40 @@ class CudaBackend : public graph::Backend {
   static CUdeviceptr value_ptr(const GraphState& s, const Graph& g, int v) {
     return v < 0 ? 0 : s.arena.ptr() + g.values()[v].offset;
   }
-  static CUdeviceptr n_tokens_ptr(const GraphState& s) { return s.step.ptr(); }
-  static CUdeviceptr n_outputs_ptr(const GraphState& s) { return s.step.ptr() + 4; }
-  static CUdeviceptr max_blocks_ptr(const GraphState& s) { return s.step.ptr() + 8; }
-  static CUdeviceptr one_ptr(const GraphState& s) { return s.step.ptr() + 12; }  // the ring table's row length
-  static CUdeviceptr tokens_ptr(const GraphState& s) { return s.step.ptr() + 16; }
-  static CUdeviceptr positions_ptr(const GraphState& s, const Graph& g) {
-    return s.step.ptr() + 16 + 4 * g.config().max_tokens;
+  // Pointers into the step block (step_block.h).
+  static CUdeviceptr step_at(const GraphState& s, size_t ints) { return s.step.ptr() + 4 * ints; }
+  static CUdeviceptr n_tokens_ptr(const GraphState& s) { return step_at(s, 0); }
+  static CUdeviceptr n_outputs_ptr(const GraphState& s) { return step_at(s, 1); }
+  static CUdeviceptr max_blocks_ptr(const GraphState& s) { return step_at(s, 2); }
+  static CUdeviceptr one_ptr(const GraphState& s) { return step_at(s, 3); }  // the ring table's row length
+  static CUdeviceptr n_frames_ptr(const GraphState& s) { return step_at(s, StepBlockLayout::kNFrames); }
+  static CUdeviceptr tokens_ptr(const GraphState& s) { return step_at(s, s.layout.tokens()); }
+  static CUdeviceptr positions_ptr(const GraphState& s) { return step_at(s, s.layout.positions()); }
+  static CUdeviceptr rows_ptr(const GraphState& s) { return step_at(s, s.layout.output_rows()); }
+  static CUdeviceptr seq_ptr(const GraphState& s) { return step_at(s, s.layout.seq()); }
+  static CUdeviceptr ring_ptr(const GraphState& s) { return step_at(s, s.layout.ring_start()); }
+  static CUdeviceptr cross_slot_ptr(const GraphState& s) { return step_at(s, s.layout.cross_slot()); }
+  static CUdeviceptr table_ptr(const GraphState& s) { return step_at(s, s.layout.table()); }
+  static CUdeviceptr features_ptr(const GraphState& s) { return step_at(s, s.layout.features()); }
+  // The step's row count of a value's rows.
+  static CUdeviceptr n_rows_ptr(const GraphState& s, const Graph& g, int value) {
+    switch (g.values()[value].rows) {
+      case graph::RowSpace::Tokens: return n_tokens_ptr(s);
+      case graph::RowSpace::Outputs: return n_outputs_ptr(s);
+      case graph::RowSpace::Frames: return n_frames_ptr(s);
+    }
+    return n_tokens_ptr(s);
   }
-  static CUdeviceptr rows_ptr(const GraphState& s, const Graph& g) {
-    return s.step.ptr() + 16 + 8 * g.config().max_tokens;
+  static int64_t step_rows(graph::RowSpace rows, const graph::StepInputs& in) {
+    switch (rows) {
+      case graph::RowSpace::Tokens: return static_cast<int64_t>(in.tokens.size());
+      case graph::RowSpace::Outputs: return static_cast<int64_t>(in.output_rows.size());
+      case graph::RowSpace::Frames: return in.n_frames;
+    }
+    return 0;
   }
-  static CUdeviceptr seq_ptr(const GraphState& s, const Graph& g) {
-    return s.step.ptr() + 16 + 8 * g.config().max_tokens + 4 * g.config().max_outputs;
-  }
-  static CUdeviceptr ring_ptr(const GraphState& s, const Graph& g) {
-    return s.step.ptr() + 16 + 12 * g.config().max_tokens + 4 * g.config().max_outputs;
-  }
-  // Where the sampling records start in the step block (ints), then the table.
-  static size_t records_at(const Graph& g) { return 4 + 4 * g.config().max_tokens + g.config().max_outputs; }
-  static CUdeviceptr table_ptr(const GraphState& s, const Graph& g) {
-    return s.step.ptr() + 4 * (records_at(g) + g.config().max_outputs * kSampleRecordInts);
-  }
-  CUdeviceptr n_rows_ptr(const GraphState& s, const Graph& g, int value) const {
-    return g.values()[value].rows == graph::RowSpace::Tokens ? n_tokens_ptr(s) : n_outputs_ptr(s);
+  static size_t output_bytes(const GraphState& s) {
+    return static_cast<size_t>(s.out_rows * s.n_vocab) * sizeof(float);
   }
   // Bytes of one layer's keys (or values).
   size_t layer_bytes(int layer) const {
@@ -486,6 +544,102 @@ class CudaBackend : public graph::Backend {
   }
   CUdeviceptr k_cache(int layer) const { return kv_.ptr() + layer_offsets_[layer]; }
   CUdeviceptr v_cache(int layer) const { return kv_.ptr() + layer_offsets_[layer] + layer_bytes(layer); }
+  // Bytes of one layer's cross-attention keys (or values), every slot's.
+  size_t cross_bytes() const {
+    return static_cast<size_t>(kv_config_.n_cross_slots * kv_config_.cross_len * kv_config_.kv_width) * 2;
+  }
+  CUdeviceptr cross_k(int layer) const { return cross_.ptr() + 2 * static_cast<size_t>(layer) * cross_bytes(); }
+  CUdeviceptr cross_v(int layer) const { return cross_k(layer) + cross_bytes(); }
+
+  // What graph g's steps need of the step block and the caches (GraphState's
+  // flags); refuses a graph this backend's caches cannot run.
+  void graph_needs(const Graph& g, GraphState& s) const {
+    s.position_limit = std::numeric_limits<int32_t>::max();
+    for (const Node& n : g.nodes()) {
+      switch (n.op) {
+        case Op::KvStore:
+        case Op::Attention:
+        case Op::QkvRopeStore:
+          s.uses_kv = true;
+          s.position_limit = std::min(s.position_limit, kv_config_.max_seq_len);
+          break;
+        case Op::Embed: s.has_embed = true; break;
+        case Op::AddPosition: s.position_limit = std::min(s.position_limit, g.weights()[n.weight].rows); break;
+        case Op::CrossKvStore:
+        case Op::CrossAttention:
+          if (kv_config_.cross_len == 0) fail("a graph with cross-attention, but the cache has no cross-attention memory");
+          RAYO_CHECK(int64_t{n.n_head} * n.head_dim == kv_config_.kv_width, "cross-attention of ", n.n_head, " x ",
+                     n.head_dim, " values in a memory of rows of ", kv_config_.kv_width);
+          s.uses_cross = true;
+          if (n.op == Op::CrossKvStore) s.position_limit = std::min(s.position_limit, kv_config_.cross_len);
+          break;
+        case Op::Unfold:
+          if (n.in[0] < 0) {  // the step's features
+            const int64_t channels = g.values()[n.out].cols / 3;
+            RAYO_CHECK(s.feature_channels == 0 || s.feature_channels == channels, "two unfoldings of the features");
+            s.feature_channels = channels;
+          }
+          break;
+        default: break;
+      }
+    }
+    s.has_logits = g.values()[g.output()].rows == graph::RowSpace::Outputs;
+  }
+
+  // The block table's checks (graph/backend.h); returns its sequences.
+  int64_t check_block_table(const GraphState& s, const graph::StepInputs& in) const {
+    RAYO_CHECK(in.max_blocks_per_seq > 0, "no block table");
+    if (kv_config_.ring_blocks > 0) {
+      RAYO_CHECK(in.ring_start.size() >= static_cast<size_t>(in.block_table.size() / in.max_blocks_per_seq) &&
+                     in.ring_start.size() <= s.layout.max_tokens,
+                 "one ring per sequence");
+      for (int32_t r : in.ring_start)
+        RAYO_CHECK(r >= 0 && r + kv_config_.ring_blocks <= kv_config_.n_ring_blocks, "ring ", r, " outside the cache");
+    }
+    if (in.block_table.size() > s.layout.table_capacity)
+      fail("the block table has ", in.block_table.size(), " entries, more than the ", s.layout.table_capacity,
+           " this graph was prepared for");
+    const int64_t n_seqs = static_cast<int64_t>(in.block_table.size()) / in.max_blocks_per_seq;
+    for (int32_t b : in.block_table) RAYO_CHECK(b >= -1 && b < kv_config_.n_blocks, "block ", b, " outside the cache");
+    for (size_t t = 0; t < in.tokens.size(); ++t) {
+      const int32_t pos = in.positions[t];
+      if (pos < 0 || pos >= kv_config_.max_seq_len || pos / kv_config_.block_size >= in.max_blocks_per_seq)
+        fail("position ", pos, " is outside the context of ", kv_config_.max_seq_len);
+      RAYO_CHECK(in.seq[t] >= 0 && in.seq[t] < n_seqs, "sequence index ", in.seq[t]);
+      for (int64_t b = 0; b <= pos / kv_config_.block_size; ++b)  // every block attention will read
+        RAYO_CHECK(in.block_table[in.seq[t] * in.max_blocks_per_seq + b] >= 0, "position ", pos, " has no cache block");
+    }
+    return n_seqs;
+  }
+
+  // Each of the step's n_seqs sequences has a slot of the cross-attention memory.
+  void check_cross_slots(const GraphState& s, const graph::StepInputs& in, int64_t n_seqs) const {
+    RAYO_CHECK(n_seqs <= static_cast<int64_t>(s.layout.max_tokens), n_seqs, " sequences in a step of ",
+               s.layout.max_tokens, " rows");
+    if (in.cross_slot.empty()) {
+      if (n_seqs > kv_config_.n_cross_slots)
+        fail("sequence ", n_seqs - 1, " has no cross-attention slot (", kv_config_.n_cross_slots, " slots)");
+      return;
+    }
+    RAYO_CHECK(static_cast<int64_t>(in.cross_slot.size()) >= n_seqs, "one cross-attention slot per sequence");
+    for (int64_t q = 0; q < n_seqs; ++q)
+      if (in.cross_slot[q] < 0 || in.cross_slot[q] >= kv_config_.n_cross_slots)
+        fail("cross-attention slot ", in.cross_slot[q], " outside the ", kv_config_.n_cross_slots, " slots");
+  }
+
+  // An encoder step's features, and the frames each unfolding leaves.
+  static void check_frames(const Graph& g, const GraphState& s, const graph::StepInputs& in) {
+    if (static_cast<int64_t>(in.features.size()) != s.feature_channels * in.n_frames)
+      fail("features of ", in.features.size(), " values are not ", s.feature_channels, " x ", in.n_frames, " frames");
+    for (const Node& n : g.nodes()) {
+      if (n.op != Op::Unfold) continue;
+      const int64_t in_rows = n.in[0] < 0 ? in.n_frames : step_rows(g.values()[n.in[0]].rows, in);
+      const int64_t out_rows = step_rows(g.values()[n.out].rows, in);
+      if ((in_rows + n.stride - 1) / n.stride != out_rows)
+        fail("unfolding ", in_rows, " frames with stride ", n.stride, " gives ", (in_rows + n.stride - 1) / n.stride,
+             " rows, not ", out_rows);
+    }
+  }
 
   // Splits of an attention node's context (its kernels' N_SPLITS).
   int64_t attention_splits(const Graph& g, const Node& n) const {
@@ -542,9 +696,9 @@ class CudaBackend : public graph::Backend {
     const Dev nr{n.out >= 0 ? n_rows_ptr(s, g, n.out) : n_tokens_ptr(s)};
     // A layer that keeps a ring finds it through ring_start (one entry a sequence).
     const bool ring = kv_config_.in_ring(n.layer);
-    const kargs::KvPlaces kv{.positions = Dev{positions_ptr(s, g)},
-                             .seq = Dev{seq_ptr(s, g)},
-                             .block_table = Dev{ring ? ring_ptr(s, g) : table_ptr(s, g)},
+    const kargs::KvPlaces kv{.positions = Dev{positions_ptr(s)},
+                             .seq = Dev{seq_ptr(s)},
+                             .block_table = Dev{ring ? ring_ptr(s) : table_ptr(s)},
                              .max_blocks = Dev{ring ? one_ptr(s) : max_blocks_ptr(s)}};
     auto M = [&](int w) { return Dev{weight_ptr(g, w, matrix_use(g, n, w))}; };
     auto Vec = [&](int w) { return Dev{weight_ptr(g, w, WeightUse::Vector)}; };
@@ -604,7 +758,7 @@ class CudaBackend : public graph::Backend {
         return add(make_launch(spec, rows,
                                kargs::SelectRowsArgs{.x = V(n.in[0]),
                                                      .y = V(n.out),
-                                                     .rows = Dev{rows_ptr(s, g)},
+                                                     .rows = Dev{rows_ptr(s)},
                                                      .norm_w = Dev{out.norm_w},
                                                      .yt = out.out(),
                                                      .n_rows = nr}));
@@ -682,10 +836,41 @@ class CudaBackend : public graph::Backend {
                                                    .positions = kv.positions,
                                                    .y = V(n.out),
                                                    .n_rows = nr}));
-      case Op::Unfold:  // conv1d.cu's conv1d_unfold, once the features are uploaded
+      case Op::Unfold: {  // the step's features (in the step block) or a previous layer's rows
+        const bool features = n.in[0] < 0;
+        return add(make_launch(spec, rows,
+                               kargs::UnfoldArgs{.x = features ? Dev{features_ptr(s)} : V(n.in[0]),
+                                                 .y = V(n.out),
+                                                 .in_frames = Dev{features ? n_frames_ptr(s) : n_rows_ptr(s, g, n.in[0])},
+                                                 .n_rows = nr}));
+      }
       case Op::DenseAttention:
+        return add(make_launch(spec, rows,
+                               kargs::DenseAttentionArgs{.q = V(n.in[0]),
+                                                         .k = V(n.in[1]),
+                                                         .v = V(n.in[2]),
+                                                         .out = V(n.out),
+                                                         .seq = Dev{seq_ptr(s)},
+                                                         .n_rows = nr}));
       case Op::CrossKvStore:
-      case Op::CrossAttention: break;  // encoder-decoder ops (Whisper): no CUDA kernels yet
+        return add(make_launch(spec, rows,
+                               kargs::CrossKvStoreArgs{.k = V(n.in[0]),
+                                                       .v = V(n.in[1]),
+                                                       .k_mem = Dev{cross_k(n.layer)},
+                                                       .v_mem = Dev{cross_v(n.layer)},
+                                                       .positions = kv.positions,
+                                                       .seq = kv.seq,
+                                                       .cross_slot = Dev{cross_slot_ptr(s)},
+                                                       .n_rows = Dev{n_rows_ptr(s, g, n.in[0])}}));
+      case Op::CrossAttention:
+        return add(make_launch(spec, rows,
+                               kargs::CrossAttentionArgs{.q = V(n.in[0]),
+                                                         .k_mem = Dev{cross_k(n.layer)},
+                                                         .v_mem = Dev{cross_v(n.layer)},
+                                                         .out = V(n.out),
+                                                         .seq = kv.seq,
+                                                         .cross_slot = Dev{cross_slot_ptr(s)},
+                                                         .n_rows = nr}));
     }
     fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
   }
@@ -704,10 +889,11 @@ class CudaBackend : public graph::Backend {
       s.node_launches.push_back(launches_for(g, s, n));
       s.kernels += static_cast<int>(s.node_launches.back().size());
     }
+    if (!s.has_logits) return;  // no sampler: an encoder's step
     s.sample = make_launch(sample_kernel_spec(s.n_vocab), g.config().max_outputs,
                            kargs::SampleArgs{.logits = Dev{value_ptr(s, g, g.output())},
                                              .scratch = Dev{s.scratch.ptr()},
-                                             .records = Dev{s.step.ptr() + 4 * records_at(g)},
+                                             .records = Dev{step_at(s, s.layout.records())},
                                              .pairs = Dev{s.step.ptr()},  // offsets count from the block's start
                                              .ids = Dev{s.ids.ptr()},
                                              .n_rows = Dev{n_outputs_ptr(s)}});
@@ -724,7 +910,7 @@ class CudaBackend : public graph::Backend {
     check(a.cuStreamBeginCapture(ctx_.stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin graph capture");
     for (auto& node : s.node_launches)
       for (Launch& l : node) launch(l);
-    launch(s.sample);
+    if (s.has_logits) launch(s.sample);
     check(a.cuStreamEndCapture(ctx_.stream(), &s.cu_graph), "end graph capture");
     check(a.cuGraphInstantiate(&s.exec, s.cu_graph, 0), "instantiate the step graph");
   }
@@ -736,6 +922,7 @@ class CudaBackend : public graph::Backend {
   graph::KvCacheConfig kv_config_;
   std::vector<size_t> layer_offsets_;  // byte offset of each layer's keys in kv_, and the end
   DeviceBuffer kv_;
+  DeviceBuffer cross_;  // cross-attention keys and values (encoder-decoder models), after kv_
   std::map<std::pair<const void*, int>, DeviceWeight> weights_;
   std::map<const Graph*, GraphState> graphs_;
   GraphState* current_ = nullptr;

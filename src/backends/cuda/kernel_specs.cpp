@@ -269,6 +269,10 @@ int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa) {
 
 AttentionScores attention_scores(const Node& n) { return {n.scale, n.window}; }
 
+float scores_scale(const Node& n) {
+  return n.scale != 0.0f ? n.scale : 1.0f / std::sqrt(static_cast<float>(n.head_dim));
+}
+
 namespace {
 // The scores' factor as the kernels take it (SCALE, the `at`-th shape macro),
 // and the window when there is one.
@@ -401,7 +405,9 @@ KernelSpec quantize_spec(int64_t cols, Emit emit) {
   return s;
 }
 
-KvShape kv_shape(const graph::KvCacheConfig& c) { return KvShape{c.max_seq_len, c.block_size, c.ring_blocks, c.ring_layers}; }
+KvShape kv_shape(const graph::KvCacheConfig& c) {
+  return KvShape{c.max_seq_len, c.block_size, c.ring_blocks, c.ring_layers, c.cross_len};
+}
 
 namespace {
 // A store or attention kernel of a layer that keeps a ring reads it (kv_row, common.cuh).
@@ -490,9 +496,22 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
     case Op::Gelu: specs.push_back(elementwise_spec(values[n.out].cols, emit, "gelu")); return specs;
     case Op::AddPosition: specs.push_back(elementwise_spec(values[n.out].cols, emit, "add_position")); return specs;
     case Op::Unfold:
+      specs.push_back(conv1d_unfold_spec(values[n.out].cols / 3, n.stride, n.in[0] < 0));
+      return specs;
+    // Encoder-decoder attention: the scores of a row over the step's rows
+    // (dense) or over a memory slot (cross); the store writes the rows of the
+    // encoder's step, so its module is the dense attention's.
     case Op::DenseAttention:
     case Op::CrossKvStore:
-    case Op::CrossAttention: break;  // encoder-decoder ops (Whisper): no CUDA kernels yet
+      specs.push_back(encoder_decoder_attention_spec(n.op == Op::DenseAttention ? "dense_attention" : "cross_kv_store",
+                                                     n.n_head, n.head_dim, g.config().max_tokens, kv.cross_len,
+                                                     scores_scale(n)));
+      return specs;
+    case Op::CrossAttention:
+      RAYO_CHECK(kv.cross_len > 0, "cross-attention without a cross-attention memory");
+      specs.push_back(
+          encoder_decoder_attention_spec("cross_attention", n.n_head, n.head_dim, kv.cross_len, kv.cross_len, scores_scale(n)));
+      return specs;
   }
   fail("the CUDA backend has no kernel for op ", graph::op_name(n.op));
 }
@@ -511,7 +530,8 @@ std::vector<KernelSpec> graph_kernel_specs(const graph::Graph& g, const KvShape&
       if (matmul_weight_type(g, n, w) != wt.type) add(dequant_spec(wt.type, wt.cols, {}, "dequant_f16"));
     }
   }
-  add(sample_kernel_spec(g.values()[g.output()].cols));  // the sampler, at the end of every step
+  // The sampler, at the end of every step whose output rows are logits (not an encoder's).
+  if (g.values()[g.output()].rows == graph::RowSpace::Outputs) add(sample_kernel_spec(g.values()[g.output()].cols));
   return out;
 }
 

@@ -151,6 +151,8 @@ struct AttentionScores {
   int window = 0;
 };
 AttentionScores attention_scores(const graph::Node& n);
+// The factor of an attention node's scores: its scale, or 1/√head_dim.
+float scores_scale(const graph::Node& n);
 // max_seq_len: the longest sequence; with chunk, the number of splits. With
 // flash, the rows of one-sequence tiles are left to attention_prefill_spec's
 // kernel, launched beside it.
@@ -200,6 +202,8 @@ struct KvShape {
   // (graph::KvCacheConfig): their store and attention kernels get RING_BLOCKS.
   int64_t ring_blocks = 0;
   std::vector<bool> ring_layers = {};
+  // Rows of a cross-attention memory slot (encoder-decoder models; 0: none).
+  int64_t cross_len = 0;
 
   bool in_ring(int layer) const {
     return ring_blocks > 0 && layer >= 0 && static_cast<size_t>(layer) < ring_layers.size() && ring_layers[layer];
