@@ -74,6 +74,23 @@ double metric(const std::string& text, const std::string& name) {
   return -1;
 }
 
+// The server's metrics once it has settled: a client has its [DONE] while the
+// scheduler still ends the step that sent it (its phase times, the running
+// count), so a snapshot taken right after a request may count a step whose
+// phases are not recorded yet. Waits (up to 5 s) for no running sequence and
+// every step's phases.
+std::string settled_metrics(const tools::ServerAddress& a) {
+  std::string text;
+  for (int attempt = 0; attempt < 250; ++attempt) {
+    text = http_get(a, "/metrics").body;
+    if (metric(text, "rayo_running_sequences") == 0 &&
+        metric(text, "rayo_step_deliver_seconds_count") == metric(text, "rayo_batch_steps_total"))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return text;
+}
+
 std::string streamed_text(const tools::ServerAddress& a, const json& body, std::string* finish = nullptr,
                           bool* done = nullptr, json* usage = nullptr) {
   std::string text;
@@ -337,7 +354,7 @@ TEST_F(ServerHttp, ThirtyTwoConcurrentStreamsAreCompleteCorrectAndCounted) {
     alone[i] = streamed_text(addr(), request(i), nullptr, &done);
     ASSERT_TRUE(done);
   }
-  const std::string before = http_get(addr(), "/metrics").body;
+  const std::string before = settled_metrics(addr());
 
   std::vector<std::string> texts(32), finishes(32);
   std::vector<json> usages(32);
@@ -362,16 +379,7 @@ TEST_F(ServerHttp, ThirtyTwoConcurrentStreamsAreCompleteCorrectAndCounted) {
       EXPECT_EQ(usages[i]["completion_tokens"], request(i)["max_tokens"]);
     }
   }
-  // A client has its [DONE] while the scheduler still ends the step that sent
-  // it (its phase times, the running count): wait for the server to settle.
-  std::string after;
-  for (int attempt = 0; attempt < 250; ++attempt) {
-    after = http_get(addr(), "/metrics").body;
-    const double steps_now = metric(after, "rayo_batch_steps_total") - metric(before, "rayo_batch_steps_total");
-    const double delivered = metric(after, "rayo_step_deliver_seconds_count") - metric(before, "rayo_step_deliver_seconds_count");
-    if (metric(after, "rayo_running_sequences") == 0 && delivered == steps_now) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const std::string after = settled_metrics(addr());
   EXPECT_EQ(metric(after, "rayo_prompt_tokens_total") - metric(before, "rayo_prompt_tokens_total"), prompt_tokens);
   EXPECT_EQ(metric(after, "rayo_generated_tokens_total") - metric(before, "rayo_generated_tokens_total"),
             completion_tokens);

@@ -12,14 +12,18 @@ struct PackedKernel {
   int group_rows = 0;           // the layout it reads: rows interleaved per group
 };
 
-// AVX-512 VNNI kernels (16 rows) for Q8_0, Q4_K and Q6_K where the tier is
-// AVX-512; AVX2 kernels (8 rows) for every packed format where the tier is
-// AVX2 or AVX-512; none on the scalar tier.
+// AVX-512 kernels (16 rows) where the tier is AVX-512 and one exists for the
+// format (VNNI for the quantized ones); AVX2 kernels (8 rows) for every packed
+// format where the tier is AVX2, or AVX-512 without its own; none on the
+// scalar tier.
 PackedKernel packed_kernel(Isa isa, TensorType type);
 
 // Per instruction set (kernels_packed_avx2.cpp, kernels_packed_avx512.cpp):
 // null where that set has no kernel for the format.
 TileKernel packed_kernel_avx2(TensorType type);
 TileKernel packed_kernel_avx512(TensorType type);
+// F16 and BF16 (kernels_packed_half.cpp): 16 rows a group on AVX-512, 8 on AVX2.
+TileKernel packed_half_kernel_avx2(TensorType type);
+TileKernel packed_half_kernel_avx512(TensorType type);
 
 }  // namespace rayo::cpu::detail

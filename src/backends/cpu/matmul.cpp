@@ -63,11 +63,6 @@ Plan make_plan(const MatmulWeight& w, Isa isa) {
     case ActKind::Q32: plan.act_row_bytes = align_up(w.cols / 32 * sizeof(ActBlock32)); break;
     case ActKind::QK: plan.act_row_bytes = align_up(w.cols / 256 * sizeof(ActBlockK)); break;
   }
-  if (plan.act == ActKind::Float) {
-    plan.kernel = detail::float_kernel(isa, w.type);
-    plan.scratch_bytes = 0;
-    return plan;
-  }
   // The packed copy was made for the tier active at load; a test that changes
   // the tier afterwards gets the portable kernels over the file's bytes.
   if (const detail::PackedKernel pk = detail::packed_kernel(isa, w.type);
@@ -75,6 +70,11 @@ Plan make_plan(const MatmulWeight& w, Isa isa) {
     plan.kernel = pk.kernel;
     plan.scratch_bytes = 0;
     plan.row_unit = pk.group_rows;
+    return plan;
+  }
+  if (plan.act == ActKind::Float) {
+    plan.kernel = detail::float_kernel(isa, w.type);
+    plan.scratch_bytes = 0;
     return plan;
   }
   plan.kernel = detail::generic_quant_kernel(isa, w.type);

@@ -82,6 +82,13 @@ const Block& block_of(const void* data, int64_t row, int64_t nb, int64_t b) {
   return static_cast<const Block*>(data)[row * nb + b];
 }
 
+// F16, BF16: value k of row r at half k R + r, copied as it is.
+void pack_half(const void* data, int64_t row, int r, int64_t cols, std::byte* group, int R) {
+  const auto* src = static_cast<const uint16_t*>(data) + row * cols;
+  auto* dst = reinterpret_cast<uint16_t*>(group);
+  for (int64_t k = 0; k < cols; ++k) dst[k * R + r] = src[k];
+}
+
 void pack_legacy(TensorType type, const void* data, int64_t row, int r, int64_t nb, std::byte* group, int R) {
   auto* g = reinterpret_cast<uint8_t*>(group);
   const Legacy32 L = legacy32(type, R);
@@ -280,6 +287,8 @@ size_t group_bytes(TensorType type, int64_t cols, int R) {
   const int64_t nb = cols / info(type).block_size;
   if (const size_t super = super_bytes(type, R)) return static_cast<size_t>(nb) * super;
   switch (type) {
+    case TensorType::F16:
+    case TensorType::BF16: return (static_cast<size_t>(2 * R * cols) + 63) & ~size_t{63};
     case TensorType::Q8_0: return static_cast<size_t>((nb + 1) / 2) * kQ8_0Pair(R);
     case TensorType::Q4_0:
     case TensorType::Q4_1:
@@ -305,7 +314,9 @@ bool has_layout(TensorType type) {
     case TensorType::Q4_K:
     case TensorType::Q5_K:
     case TensorType::Q6_K:
-    case TensorType::IQ4_XS: return true;
+    case TensorType::IQ4_XS:
+    case TensorType::F16:
+    case TensorType::BF16: return true;
     default: return false;
   }
 }
@@ -326,7 +337,9 @@ std::shared_ptr<const PackedWeight> pack(TensorType type, const void* data, int6
   for (int64_t row = 0; row < rows; ++row) {
     std::byte* group = pw->data.get() + (row / group_rows) * pw->group_bytes;
     const int r = static_cast<int>(row % group_rows);
-    if (type == TensorType::Q8_0)
+    if (type == TensorType::F16 || type == TensorType::BF16)
+      pack_half(data, row, r, cols, group, group_rows);
+    else if (type == TensorType::Q8_0)
       pack_q8_0(data, row, r, nb, group, group_rows);
     else if (super_bytes(type, group_rows) != 0)
       pack_super_blocks(type, data, row, r, nb, group, group_rows);

@@ -54,6 +54,9 @@
 // IQ4_XS (140R; the file has 136R): value = d * sc * level[index]
 //   nibbles[8 sub] @0; sc[8 sub][R] int8 (the file's 6-bit scale - 32)
 //   @128R; d[R] @136R; 2R padding
+// F16, BF16 (2R per value, the file's halves): value k of row r at half
+//   k R + r, so that one vector of R halves holds value k of every row
+//   (kernels_packed_half.cpp); padding rows are zeros
 #include <cstddef>
 #include <cstdint>
 #include <memory>
