@@ -2,7 +2,7 @@
 // Unmasked attention of a whole sequence over itself, one head at a time: an
 // encoder's self-attention (Whisper: 1500 positions). Per block of query rows,
 //   scores = scale * q K^T,  softmax per row,  out = scores V,
-// both products in a 4 x 16 register-tiled kernel that broadcasts the left
+// both products in a 4 x 16 (AVX-512: 8 x 16) register-tiled kernel that broadcasts the left
 // operand and streams 16 columns of the right one: K^T is packed once per
 // head ([head_dim][len16], zero-padded to a multiple of 16 positions) so that
 // both products read their right operand row by row. A block's scores (rows x
