@@ -16,13 +16,13 @@ namespace {
 constexpr float kDisabled = std::numeric_limits<float>::lowest();
 
 float log_sum_exp(std::span<const float> v) {
-  const float m = *std::max_element(v.begin(), v.end());
+  const float m = cpu::row_max(v.data(), static_cast<int64_t>(v.size()));
   if (m == kDisabled || !std::isfinite(m)) return m;
   return m + static_cast<float>(std::log(cpu::sum_exp(v.data(), static_cast<int64_t>(v.size()), m)));
 }
 
 double softmax_at(std::span<const float> logits, int32_t id) {
-  const float m = *std::max_element(logits.begin(), logits.end());
+  const float m = cpu::row_max(logits.data(), static_cast<int64_t>(logits.size()));
   const double sum = cpu::sum_exp(logits.data(), static_cast<int64_t>(logits.size()), m);
   return std::exp(static_cast<double>(logits[id]) - m) / sum;
 }
@@ -53,7 +53,7 @@ int32_t sample(std::span<const float> log_probs, float temperature, std::mt19937
 }
 
 int32_t argmax(std::span<const float> v) {
-  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+  return static_cast<int32_t>(cpu::row_argmax(v.data(), static_cast<int64_t>(v.size())));
 }
 
 // Where the prompt's start-of-transcript sequence is; the decoding starts after it.

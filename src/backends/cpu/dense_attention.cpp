@@ -61,45 +61,73 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const float* a, int64_t lda, 
   }
 }
 
-// 8 rows x 16 columns, one accumulator of 16 a row: per k, one load of B and
-// eight multiply-adds with A's values broadcast from memory (twice the AVX2
-// kernel's multiply-adds per cycle where 512-bit FMAs issue on two ports).
-// Missing rows read row 0 again and are not stored.
+// 8 rows x kVecs * 16 columns: per k, kVecs loads of B and 8 broadcasts of A,
+// each multiplied into kVecs accumulators (twice the AVX2 kernel's
+// multiply-adds per cycle where 512-bit FMAs issue on two ports; 32 columns
+// halve the broadcasts per multiply-add and give 16 chains to hide the FMA
+// latency behind). Missing rows read row 0 again and are not stored.
+template <int kVecs>
 __attribute__((target("avx2,fma,avx512f"))) void tile_avx512(const float* a, int64_t lda, const float* b,
                                                             int64_t ldb, float* c, int64_t ldc, int64_t depth,
                                                             int rows, float alpha) {
   constexpr int kRows = 8;
   const float* ar[kRows];
   for (int r = 0; r < kRows; ++r) ar[r] = r < rows ? a + r * lda : a;
-  __m512 acc[kRows];
+  __m512 acc[kRows][kVecs];
 #pragma GCC unroll 8
-  for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
+  for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_setzero_ps();
   for (int64_t k = 0; k < depth; ++k) {
-    const __m512 bk = _mm512_loadu_ps(b + k * ldb);
+    __m512 bk[kVecs];
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) bk[v] = _mm512_loadu_ps(b + k * ldb + 16 * v);
 #pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[r][k]), bk, acc[r]);
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 x = _mm512_set1_ps(ar[r][k]);
+#pragma GCC unroll 2
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_fmadd_ps(x, bk[v], acc[r][v]);
+    }
   }
   const __m512 s = _mm512_set1_ps(alpha);
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r)
-    if (r < rows) _mm512_storeu_ps(c + r * ldc, _mm512_mul_ps(s, acc[r]));
+    if (r < rows)
+#pragma GCC unroll 2
+      for (int v = 0; v < kVecs; ++v) _mm512_storeu_ps(c + r * ldc + 16 * v, _mm512_mul_ps(s, acc[r][v]));
 }
 #endif
 
 using TileFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, int64_t, int, float);
 
-// The kernel and the rows it takes at once.
+// The kernels of 16 columns and of 32 (null where the set has none), and the
+// rows they take at once.
 struct Tile {
-  TileFn fn;
+  TileFn fn16, fn32;
   int rows;
 };
 
 Tile tile_kernel() {
 #if defined(__x86_64__)
-  if (active_isa() == Isa::Avx512) return {tile_avx512, 8};
-  if (active_isa() != Isa::Scalar) return {tile_avx2, 4};
+  if (active_isa() == Isa::Avx512) return {tile_avx512<1>, tile_avx512<2>, 8};
+  if (active_isa() != Isa::Scalar) return {tile_avx2, nullptr, 4};
 #endif
-  return {tile_scalar, 4};
+  return {tile_scalar, nullptr, 4};
+}
+
+// C = alpha A B for rows [r0, r1) of A (rows of lda) and `cols` columns of B
+// (rows of ldb): column blocks outermost, so that each block of B is read
+// from cache once for all the rows, not once per tile of rows.
+void product(const Tile& tile, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+             int64_t depth, int64_t rows, int64_t cols, float alpha) {
+  const auto rows_at = [&](int64_t i) { return static_cast<int>(std::min<int64_t>(tile.rows, rows - i)); };
+  for (int64_t j = 0; j < cols;) {
+    const bool wide = tile.fn32 && j + 32 <= cols;
+    const TileFn fn = wide ? tile.fn32 : tile.fn16;
+    for (int64_t i = 0; i < rows; i += tile.rows)
+      fn(a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc, depth, rows_at(i), alpha);
+    j += wide ? 32 : 16;
+  }
 }
 
 }  // namespace
@@ -116,24 +144,15 @@ void pack_keys_transposed(const DenseHead& h, float* kt) {
 }
 
 void dense_attention_rows(const DenseHead& h, const float* kt, int64_t r0, int64_t r1, float* scores) {
-  const auto [tile, tile_rows] = tile_kernel();
+  const Tile tile = tile_kernel();
   const int64_t padded = dense_padded_len(h.len);
-  const auto rows_at = [&](int64_t i) { return static_cast<int>(std::min<int64_t>(tile_rows, r1 - i)); };
-  // Column blocks outermost: each 16 columns of K^T (then of V) are read from
-  // cache once for all the block's rows, not once per tile of rows.
-  for (int64_t j = 0; j < padded; j += 16)
-    for (int64_t i = r0; i < r1; i += tile_rows)
-      tile(h.q + i * h.stride, h.stride, kt + j, padded, scores + (i - r0) * padded + j, padded, h.head_dim,
-           rows_at(i), h.scale);
+  product(tile, h.q + r0 * h.stride, h.stride, kt, padded, scores, padded, h.head_dim, r1 - r0, padded, h.scale);
   for (int64_t i = r0; i < r1; ++i) {
     float* s = scores + (i - r0) * padded;
     softmax_row(s, h.len, 1.0f);
     std::fill(s + h.len, s + padded, 0.0f);
   }
-  for (int c = 0; c < h.head_dim; c += 16)
-    for (int64_t i = r0; i < r1; i += tile_rows)
-      tile(scores + (i - r0) * padded, padded, h.v + c, h.stride, h.out + i * h.stride + c, h.stride, h.len,
-           rows_at(i), 1.0f);
+  product(tile, scores, padded, h.v, h.stride, h.out + r0 * h.stride, h.stride, h.len, r1 - r0, h.head_dim, 1.0f);
 }
 
 }  // namespace rayo::cpu

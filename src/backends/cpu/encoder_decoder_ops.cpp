@@ -50,6 +50,33 @@ __attribute__((target("avx2,fma"))) int64_t gelu_avx2(const float* x, float* y, 
   return i;
 }
 
+// The largest of x[0 .. n - n % 8), or -inf: eight lanes, four vectors at a
+// time (a scalar loop waits on each comparison's latency; the maximum is the
+// same in any order).
+__attribute__((target("avx2,fma"))) int64_t max_avx2(const float* x, int64_t n, float& max) {
+  __m256 m[4];
+  for (auto& v : m) v = _mm256_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int j = 0; j < 4; ++j) m[j] = _mm256_max_ps(m[j], _mm256_loadu_ps(x + i + 8 * j));
+  for (; i + 8 <= n; i += 8) m[0] = _mm256_max_ps(m[0], _mm256_loadu_ps(x + i));
+  const __m256 v = _mm256_max_ps(_mm256_max_ps(m[0], m[1]), _mm256_max_ps(m[2], m[3]));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, v);
+  for (float lane : lanes) max = std::max(max, lane);
+  return i;
+}
+
+// The first i < n - n % 8 with x[i] == value, or n - n % 8.
+__attribute__((target("avx2,fma"))) int64_t find_avx2(const float* x, int64_t n, float value) {
+  const __m256 v = _mm256_set1_ps(value);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    if (const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), v, _CMP_EQ_OQ)); mask != 0)
+      return i + __builtin_ctz(static_cast<unsigned>(mask));
+  return i;
+}
+
 // x_i = e^(scale (x_i - max)) for the row's first n - n % 8 values, adding them to sum.
 __attribute__((target("avx2,fma"))) int64_t scaled_exp_avx2(float* x, int64_t n, float scale, float max, double& sum) {
   const __m256 s = _mm256_set1_ps(scale), m = _mm256_set1_ps(max);
@@ -94,9 +121,31 @@ double sum_exp(const float* x, int64_t n, float shift) {
   return sum;
 }
 
-void softmax_row(float* x, int64_t n, float scale) {
+float row_max(const float* x, int64_t n) {
   float max = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) max = std::max(max, x[i]);
+  int64_t i = 0;
+#if defined(__x86_64__)
+  if (active_isa() != Isa::Scalar) i = max_avx2(x, n, max);
+#endif
+  for (; i < n; ++i) max = std::max(max, x[i]);
+  return max;
+}
+
+int64_t row_argmax(const float* x, int64_t n) {
+  const float max = row_max(x, n);
+  int64_t i = 0;
+#if defined(__x86_64__)
+  if (active_isa() != Isa::Scalar) i = find_avx2(x, n, max);
+#endif
+  for (; i < n; ++i)
+    if (x[i] == max) return i;
+  // No element equals the maximum: NaNs (which std::max passes over) or an
+  // empty row; std::max_element's answer.
+  return std::max_element(x, x + n) - x;
+}
+
+void softmax_row(float* x, int64_t n, float scale) {
+  const float max = row_max(x, n);
   int64_t i = 0;
   double sum = 0.0;
 #if defined(__x86_64__)

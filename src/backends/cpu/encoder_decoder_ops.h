@@ -15,6 +15,11 @@ void gelu_row(const float* x, float* y, int64_t n);
 // sum_i e^(x_i - shift), accumulated in double: a log-softmax's normaliser over
 // a vocabulary (Whisper's decoding takes one or more per token and row).
 double sum_exp(const float* x, int64_t n, float shift);
+// The largest of x[0 .. n) (-inf for none), vectorized.
+float row_max(const float* x, int64_t n);
+// The index of the first largest of x[0 .. n) (n > 0; std::max_element's),
+// vectorized.
+int64_t row_argmax(const float* x, int64_t n);
 
 // x = softmax(x * scale) in place: e^(scale (x_i - max)) / sum.
 void softmax_row(float* x, int64_t n, float scale);
