@@ -54,7 +54,8 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel 
   const int64_t K = c.cols, M = c.rows, T = c.tokens;
   const auto w = test::random_weights(c.type, M, K, seed);
   const auto wf = test::dequantized(c.type, w, M, K);
-  const auto wg = test::gpu_matrix(c.type, w, M, K);
+  const bool quantized = c.type != TensorType::F16;  // F16 rows are read as stored, with the f32 input
+  const auto wg = quantized ? test::gpu_matrix(c.type, w, M, K) : w;
   const auto x = test::random_floats(T * K, seed + 1, c.x_scale), nw = test::random_floats(K, seed + 2);
   const auto twin = test::q8_twin(x.data(), T, K, c.norm ? nw.data() : nullptr);
   const auto epi = test::random_floats(T * M, seed + 3), y_norm_w = test::random_floats(M, seed + 4);
@@ -78,7 +79,7 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel 
                             {gq.data(), reinterpret_cast<float2*>(gds.data()), gss.data()}, y_norm_w.data(), &n});
   }
   for (int64_t t = 0; t < T; ++t) {
-    const auto xs = test::matmul_input(x, nw, twin, t, K, true, c.norm, c.eps);
+    const auto xs = test::matmul_input(x, nw, twin, t, K, quantized, c.norm, c.eps);
     for (int64_t r = 0; r < M; ++r) {
       double ref = 0, abs_sum = 0;
       for (int64_t k = 0; k < K; ++k) {
@@ -120,6 +121,16 @@ TEST(CudaEmulatedGemm, EveryQuantizedFormatMatchesTheDequantizedProduct) {
   check_gemm({TensorType::Q6_K, 512, 96, 37}, gemm_q6_k::gemm, 10);
   check_gemm({TensorType::IQ4_NL, 512, 96, 37}, gemm_iq4_nl::gemm, 11);
   check_gemm({TensorType::IQ4_XS, 512, 96, 37}, gemm_iq4_xs::gemm, 12);
+}
+
+// F16 weights as stored (gemm.cuh's gemm_tile_half_rows) times the f32 input:
+// Whisper's first convolution (K = 240, a chunk partly inside the rows) with
+// its bias, and a residual with the next matmul's twin over two chunks, each
+// against the GEMV of the same macros.
+TEST(CudaEmulatedGemm, F16RowsMatchTheProductAndTheGemv) {
+  check_gemm({TensorType::F16, 240, 96, 37, false, 0.0f, 2}, gemm_f16_k240_bias::gemm, 31, gemv_f16_k240_bias::gemv);
+  check_gemm({TensorType::F16, 512, 160, 33, false, 0.0f, 1, true}, gemm_f16_res_emit::gemm, 32,
+             gemv_f16_res_emit::gemv);
 }
 
 TEST(CudaEmulatedGemm, NormResidualBiasAPartialChunkAndTheNextTwin) {

@@ -130,8 +130,17 @@ bool uses_exact_gemm(const graph::Graph& g, const Node& n) {
   return exact_gemm_fits(g, n);
 }
 
+bool multiplies_half_rows(const graph::Graph& g, const Node& n) {
+  if (n.op != Op::MatMul && n.op != Op::MatMulAdd) return false;
+  const auto& w = g.weights()[n.weight];
+  return w.type == TensorType::F16 && w.cols % 8 == 0;
+}
+
 bool uses_gemm(const graph::Graph& g, const Node& n) {
-  if (n.in[0] < 0 || g.max_rows(g.values()[n.in[0]]) < kGemmMinTokens || !reads_q8(g, n)) return false;
+  if (n.in[0] < 0 || g.max_rows(g.values()[n.in[0]]) < kGemmMinTokens) return false;
+  // F16 rows have no exact GEMM: batch-invariant graphs keep the GEMVs.
+  if (multiplies_half_rows(g, n)) return !g.config().batch_invariant;
+  if (!reads_q8(g, n)) return false;
   return !g.config().batch_invariant || exact_gemm_fits(g, n);
 }
 

@@ -83,6 +83,10 @@ constexpr unsigned kGemmSharedBytes = 98304;
 // graph only as the exact GEMM (gemm.cuh, GEMM_EXACT: the GEMV's bits), and
 // only where its tiles can be exact (exact_gemm_fits); otherwise the GEMVs.
 bool uses_gemm(const graph::Graph& g, const graph::Node& n);
+// Whether matmul node n multiplies F16 weights as stored on tensor cores
+// (gemm.cuh's gemm_tile_half_rows): a plain product (no fused norm) of rows
+// of a multiple of 8 values.
+bool multiplies_half_rows(const graph::Graph& g, const graph::Node& n);
 // Whether node n's GEMM is the exact int8 one: in batch-invariant graphs, and
 // where every matrix it reads is of a type the int8 GEMM multiplies faster.
 bool uses_exact_gemm(const graph::Graph& g, const graph::Node& n);

@@ -1,7 +1,8 @@
 // gemv.cu's product on tensor cores, for steps of many tokens: y[t] = W . x[t]
 // (+ epilogue) for the token rows t < *n_rows, and, when asked, y's twin.
 // Same macros (TT unused), arguments, inputs and outputs as gemv.cu; quantized
-// W only. Work split and shared memory: gemm.cuh.
+// W (from the input's q8 twin), or F16 W as stored (from the f32 input, no
+// fused norm: gemm_tile_half_rows). Work split and shared memory: gemm.cuh.
 // Grid: (ceil(max_rows / GEMM_TOKENS), ceil(ROWS / GEMM_ROWS)): the blocks of
 // a row tile are adjacent, so their weights are read from L2 after the first.
 // Block GEMM_THREADS.
@@ -17,6 +18,11 @@ gemm(const MatmulArgs args) {
   const int nt = n - t0 < GEMM_TOKENS ? n - t0 : GEMM_TOKENS;
   const long long row0 = static_cast<long long>(blockIdx.y) * GEMM_ROWS;
   GEMM_SHARED(sh);
+#if WTYPE == FMT_F16 && !GEMM_EXACT
+  static_assert(!NORM, "F16 weights on tensor cores take no fused norm");
+  gemm_tile_half_rows<ROWS, COLS>(reinterpret_cast<const u16*>(args.w), row0,
+                                  args.x + static_cast<long long>(t0) * COLS, nt, sh);
+#else
   constexpr int kPer = gemm_units_per_chunk<WTYPE>();
   auto units = [&](const UnitOp<COLS>& op) {
     for (int task = threadIdx.x; task < GEMM_ROWS * kPer; task += GEMM_THREADS) {
@@ -28,6 +34,7 @@ gemm(const MatmulArgs args) {
   gemm_tile<COLS, NORM != 0, WTYPE, WTYPE>(units, args.xt.q + static_cast<long long>(t0) * COLS,
                              args.xt.ds + static_cast<long long>(t0) * (COLS / 32),
                              offset(args.xt.ss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
+#endif
   float (*out)[GEMM_ROWS] = sh.out();
   for (int i = threadIdx.x; i < GEMM_TOKENS * GEMM_ROWS; i += GEMM_THREADS) {
     const int t = i / GEMM_ROWS, r = i % GEMM_ROWS;

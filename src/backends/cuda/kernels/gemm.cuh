@@ -363,6 +363,57 @@ RAYO_UNROLL
   __syncthreads();
   gemm_tile_results<K, false>(acc, xss, eps, nt, sh);
 }
+
+// The K loop of a tile of F16 weights as stored (rows of K halves, K a
+// multiple of 8; rows row0 .. row0 + 63 of M, those past M read as row M - 1
+// and not written by the caller) times f32 activations (x: the tile's nt
+// token rows of K floats): nothing to decode, so each chunk's 16-byte pieces
+// of the weights are copied with cp.async straight to their swizzled places in
+// the f16 tile, while the tokens are converted to f16 into theirs; values past
+// K are zeros. No fused norm. (The copies do not yet overlap the previous
+// chunk's multiply.) Leaves the sums in sh.out()[token][row].
+template <long long M, int K>
+__device__ __forceinline__ void gemm_tile_half_rows(const u16* w, long long row0, const float* x, int nt,
+                                                    GemmShared& sh) {
+  static_assert(K % 8 == 0, "16-byte pieces of f16 rows");
+  constexpr int kChunks = (K + GEMM_K - 1) / GEMM_K;
+  constexpr int kPieces = GEMM_K / 8;  // 16-byte pieces of a row's chunk
+  float acc[2][2][4];
+RAYO_UNROLL
+  for (int mi = 0; mi < 2; ++mi)
+RAYO_UNROLL
+    for (int ni = 0; ni < 2; ++ni)
+RAYO_UNROLL
+      for (int i = 0; i < 4; ++i) acc[mi][ni][i] = 0.0f;
+  for (int kc = 0; kc < kChunks; ++kc) {
+    const int k0 = kc * GEMM_K;
+    for (int task = threadIdx.x; task < GEMM_ROWS * kPieces; task += GEMM_THREADS) {
+      const int r = task / kPieces, piece = task % kPieces;
+      const long long row = row0 + r < M ? row0 + r : M - 1;
+      u32* dst = &sh.w[r][gemm_swizzle(r, 4 * piece)];
+      if (k0 + 8 * piece < K)
+        cp_async<16>(dst, w + row * K + k0 + 8 * piece);
+      else
+        *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
+    }
+    cp_async_commit();
+    for (int task = threadIdx.x; task < GEMM_TOKENS * kPieces; task += GEMM_THREADS) {
+      const int t = task / kPieces, grp = task % kPieces;
+      uint4 packed = make_uint4(0, 0, 0, 0);
+      if (t < nt && k0 + 8 * grp < K) {
+        const float4* p = reinterpret_cast<const float4*>(x + static_cast<long long>(t) * K + k0 + 8 * grp);
+        const float4 a = p[0], b = p[1];
+        packed = make_uint4(pack_half2(a.x, a.y), pack_half2(a.z, a.w), pack_half2(b.x, b.y), pack_half2(b.z, b.w));
+      }
+      *reinterpret_cast<uint4*>(&sh.x[t][gemm_swizzle(t, 4 * grp)]) = packed;
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // every thread's pieces of both tiles are in place
+    gemm_mma_chunk(sh, acc);
+    __syncthreads();  // the multiply is done with the tiles before the next chunk's copies
+  }
+  gemm_tile_results<K, false>(acc, nullptr, 0.0f, nt, sh);
+}
 }  // namespace gemm_f16
 
 #include "gemm_exact.cuh"
