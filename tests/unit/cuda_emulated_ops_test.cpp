@@ -436,6 +436,32 @@ TEST(CudaEmulatedEncoderDecoderAttention, DenseOverEachSequencesRows) {
   }
 }
 
+// The encoder's attention on tensor cores (dense_attention_tc): two tiles of
+// 64 rows, the first ending inside sequence 1, the second partial and holding
+// the ends of sequences 1 and 2 (key tiles of 32 that straddle sequences),
+// launched for one tile more than the step. Q, K, V and the probabilities are
+// rounded to f16 (2^-11 each) before the tensor cores multiply them: the
+// budget is 6 such roundings of the largest output.
+TEST(CudaEmulatedEncoderDecoderAttention, DenseOnTensorCoresOverEachSequencesRows) {
+  const int rows = 100;
+  std::vector<int> seq(rows);
+  for (int t = 0; t < rows; ++t) seq[t] = t < 45 ? 0 : t < 95 ? 1 : 2;
+  const auto q = test::random_floats(rows * kXaWidth, 4, 3.0f), k = test::random_floats(rows * kXaWidth, 5),
+             v = test::random_floats(rows * kXaWidth, 6);
+  std::vector<float> out((rows + 64) * kXaWidth, -7.0f);
+  test::launch(encoder_decoder_attention_spec("dense_attention_tc", kXaHeads, kXaHeadDim, 40, kXaCross, 0.125f),
+               rows + 64, xattn::dense_attention_tc,
+               DenseAttentionArgs{q.data(), k.data(), v.data(), out.data(), seq.data(), &rows});
+  for (int t = 0; t < rows; ++t) {
+    std::vector<const float*> kr, vr;
+    for (int j = 0; j < rows; ++j)
+      if (seq[j] == seq[t]) kr.push_back(k.data() + j * kXaWidth), vr.push_back(v.data() + j * kXaWidth);
+    const auto ref = attention_reference(q.data() + t * kXaWidth, kr, vr);
+    for (int i = 0; i < kXaWidth; ++i) ASSERT_NEAR(out[t * kXaWidth + i], ref[i], 6.0 / 2048) << t << " " << i;
+  }
+  for (size_t i = rows * kXaWidth; i < out.size(); ++i) ASSERT_EQ(out[i], -7.0f) << "row past the step written: " << i;
+}
+
 TEST(CudaEmulatedEncoderDecoderAttention, StoreThenCrossAttendTheRowsSlot) {
   // Two slots of memory; slot 0 holds other keys and values, the encoder's
   // 37 rows (sequence 0) go to slot 1.

@@ -39,7 +39,7 @@ const std::vector<std::string>& kernel_entries(const std::string& file) {
       {"attention.cu", {"attention"}},
       {"attention_prefill.cu", {"attention_prefill"}},
       {"conv1d.cu", {"conv1d_unfold"}},
-      {"cross_attention.cu", {"dense_attention", "cross_kv_store", "cross_attention"}},
+      {"cross_attention.cu", {"dense_attention", "cross_kv_store", "cross_attention", "dense_attention_tc"}},
       {"dequant.cu", {"embed", "dequant_f16"}},
       {"elementwise.cu", {"add", "add_bias", "swiglu", "gelu", "add_position", "select_rows"}},
       {"gemm.cu", {"gemm"}},
@@ -364,6 +364,8 @@ KernelSpec encoder_decoder_attention_spec(const char* entry, int n_head, int hea
                 {"SCALE", float_literal(scale)}}};
   if (std::string_view(entry) == "cross_kv_store")
     set_launch(s, {}, 0, 1, 128);
+  else if (std::string_view(entry) == "dense_attention_tc")  // 64-row tiles (XT_ROWS), 4 warps
+    set_launch(s, {1, static_cast<unsigned>(n_head)}, 0, 64, 128);
   else
     set_launch(s, {1, static_cast<unsigned>(n_head)}, 0, 1, 128);
   return s;
@@ -511,11 +513,15 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
     // (dense) or over a memory slot (cross); the store writes the rows of the
     // encoder's step, so its module is the dense attention's.
     case Op::DenseAttention:
-    case Op::CrossKvStore:
-      specs.push_back(encoder_decoder_attention_spec(n.op == Op::DenseAttention ? "dense_attention" : "cross_kv_store",
-                                                     n.n_head, n.head_dim, g.config().max_tokens, kv.cross_len,
+    case Op::CrossKvStore: {
+      // The encoder's attention on tensor cores where the head size allows (the f16 flash tile).
+      const char* entry = n.op == Op::CrossKvStore                           ? "cross_kv_store"
+                          : n.head_dim % 16 == 0 && n.head_dim <= 128 ? "dense_attention_tc"
+                                                                        : "dense_attention";
+      specs.push_back(encoder_decoder_attention_spec(entry, n.n_head, n.head_dim, g.config().max_tokens, kv.cross_len,
                                                      scores_scale(n)));
       return specs;
+    }
     case Op::CrossAttention:
       RAYO_CHECK(kv.cross_len > 0, "cross-attention without a cross-attention memory");
       specs.push_back(

@@ -176,7 +176,8 @@ bool uses_flash_attention(const graph::Graph& g, const graph::Node& n);
 int graph_attention_chunk(const graph::Graph& g, const graph::Node& n, int64_t max_seq_len);
 KernelSpec rms_norm_spec(int64_t cols, int group, float eps);
 // The attention kernels of encoder-decoder models (cross_attention.cu: entry
-// dense_attention, cross_kv_store or cross_attention) for heads of head_dim,
+// dense_attention, dense_attention_tc (tensor cores: heads of a multiple of 16
+// values up to 128), cross_kv_store or cross_attention) for heads of head_dim,
 // rows attending over at most max_len keys (dense: the step's rows; cross:
 // cross_len), a cross-attention memory of cross_len rows per slot.
 KernelSpec encoder_decoder_attention_spec(const char* entry, int n_head, int head_dim, int64_t max_len,

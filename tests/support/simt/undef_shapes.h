@@ -73,3 +73,7 @@
 #undef STRIDE
 #undef CHANNEL_MAJOR
 #undef UNFOLD_THREADS
+#undef XT_WARPS
+#undef XT_ROWS
+#undef XT_KEYS
+#undef XT_ROW
