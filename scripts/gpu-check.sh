@@ -20,7 +20,8 @@
 # natively vs the references, every shared model vs the CPU backend, transfers
 # and launches per token), the issue's files end to end (first and cached
 # starts, tg at depth 0 and 4096, batched decode of 1 to 32 sequences, the
-# server under 1 to 32 clients), each matmul kernel alone (rayo bench
+# server under 1 to 32 clients), Whisper's encoder and decoder at tiny.en's
+# and large-v3's shapes, each matmul kernel alone (rayo bench
 # --kernels: decode, the tensor-core GEMMs, the GEMV/GEMM crossover), an ncu
 # profile of a prompt's and decode's kernels (when ncu is installed), the CPU,
 # and last the emulator and NVRTC tests again on this machine. With
@@ -85,6 +86,20 @@ for preset in llama3-8b qwen2.5-1.5b; do
   run "$rayo" bench-serve -m "$files/$preset-q4_k_m.gguf" -N "$clients" -r 4 -n 64 -p 32 --passes 2 \
     --serve-args "--device cuda --parallel 32 -c 1024 --kv-fraction 0.8 --batch-invariant"
 done
+
+step "benchmark: Whisper on the GPU (#23), tiny.en's and large-v3's shapes (synthetic weights), as stored and int8"
+# The encoder's milliseconds per 30-s window and the decoder's per token (the
+# real-time factor of a clip follows), and the transfers and graph launches of
+# a window and of a decoder step, measured.
+for preset in tiny.en large-v3; do
+  run "$rayo" synth --whisper "$preset" -o "$files/whisper-$preset"
+  for compute in default int8; do
+    echo "-- whisper $preset, $compute, CUDA"
+    run "$rayo" bench -m "$files/whisper-$preset" --device cuda --compute-type "$compute" -r 3
+  done
+done
+echo "-- whisper tiny.en, int8, on this machine's CPU"
+run "$rayo" bench -m "$files/whisper-tiny.en" --device cpu --compute-type int8 -r 3
 
 step "benchmark: each matmul kernel of a decode step alone, every format, llama3-8b and qwen2.5-1.5b shapes"
 run "$rayo" bench --kernels -r 5

@@ -5,10 +5,14 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "audio/mel_window.h"
+#include "backends/cuda/cuda_backend.h"
 #include "common/error.h"
+#include "common/strings.h"
 #include "whisper/graph_runner.h"
 #include "whisper/whisper_loader.h"
 
@@ -55,6 +59,32 @@ double time_decoder(whisper::GraphWhisperRunner& runner, int n_seqs, int n_token
     runner.decode(seqs, logits);
   }
   return 1e3 * seconds_since(t0) / n_tokens;
+}
+
+// On the GPU: the transfers and launches of one window and of one decoder step
+// (what "resident" means: a window is its features' upload and one graph
+// launch, a step one small upload, one launch, one download). Empty on the CPU.
+std::string gpu_traffic(whisper::GraphWhisperRunner& runner, std::span<const float> window) {
+  if (runner.backend().name() != "cuda") return {};
+  const whisper::WhisperSpec& s = runner.spec();
+  auto stats = [&] { return cuda::cuda_backend_info(runner.backend()).stats; };
+  auto delta = [](const cuda::TransferStats& a, const cuda::TransferStats& b) {
+    return cat(b.h2d - a.h2d, " upload(s) (", format_bytes(b.h2d_bytes - a.h2d_bytes), "), ", b.graph_launches - a.graph_launches,
+               " graph launch(es), ", b.d2h - a.d2h, " download(s) (", format_bytes(b.d2h_bytes - a.d2h_bytes), ")");
+  };
+  const auto a = stats();
+  runner.encode(window);
+  const auto b = stats();
+  std::vector<std::vector<int32_t>> seq = {{s.sot, s.no_timestamps}};
+  std::vector<float> logits;
+  runner.decode(seq, logits);
+  seq[0].push_back(0);  // the next step: one new token over the kept ones
+  const auto c = stats();
+  runner.decode(seq, logits);
+  const auto d = stats();
+  const auto info = cuda::cuda_backend_info(runner.backend());
+  return cat("on ", info.device_name, " (", info.arch, "): a 30-s window ", delta(a, b), "; a decoder step ", delta(c, d),
+             "\n");
 }
 
 }  // namespace
@@ -105,6 +135,7 @@ void run_whisper_bench(const WhisperBenchOptions& o) {
   }
   std::printf("\nstart: %.2f s (load, weights prepared for the kernels); the decoder's %d tokens follow a 2-token prompt\n",
               load_s, o.n_tokens);
+  std::printf("%s", gpu_traffic(runner, window).c_str());
 }
 
 }  // namespace rayo::cli

@@ -39,6 +39,7 @@ StepEngine::StepEngine(std::shared_ptr<const Model> model, const BackendChoice& 
 StepEngine::StepEngine(StepGraphs graphs, const BackendChoice& choice)
     : choice_(resolve(choice)), kv_(std::move(graphs.kv)), build_(std::move(graphs.build)), n_vocab_(graphs.n_vocab) {
   backend_ = make_backend(choice_);
+  if (graphs.kv_type_for) kv_.type = graphs.kv_type_for(*backend_);
   backend_->init_kv_cache(kv_);
 }
 

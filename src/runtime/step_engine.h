@@ -57,6 +57,10 @@ struct StepGraphs {
   graph::KvCacheConfig kv;  // block counts included
   std::function<graph::Graph(const graph::GraphConfig&)> build;
   int64_t n_vocab = 0;      // logits per output row
+  // The KV cache's element type on the backend made (kv.type where null): a
+  // model may keep f32 on the CPU and f16 where the backend keeps only that,
+  // whichever a choice of "cuda" turns out to be (the CPU without a GPU).
+  std::function<graph::KvType(const graph::Backend&)> kv_type_for;
 };
 
 // The rings of a model's sliding-window layers (graph/backend.h): one per

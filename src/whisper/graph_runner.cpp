@@ -39,8 +39,12 @@ GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRun
   graphs.kv.n_blocks = n_slots * blocks_per_seq;
   graphs.kv.max_seq_len = s.n_text_ctx;
   // f32 on the CPU, as CTranslate2's float32 compute, whose transcripts are
-  // the reference; the CUDA backend keeps its caches in f16.
-  graphs.kv.type = choice_.device == "cuda" ? graph::KvType::F16 : graph::KvType::F32;
+  // the reference (also where --device cuda finds no GPU); the CUDA backend
+  // keeps its caches in f16.
+  graphs.kv.type = graph::KvType::F32;
+  graphs.kv_type_for = [](const graph::Backend& b) {
+    return b.name() == "cuda" ? graph::KvType::F16 : graph::KvType::F32;
+  };
   graphs.kv.cross_len = s.n_audio_ctx;
   graphs.kv.n_cross_slots = 1;
   graphs.build = [this](const graph::GraphConfig& config) { return build(config); };

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/cuda/cuda_backend.h"
 #include "common/error.h"
 #include "support/npy.h"
 #include "support/paths.h"
@@ -105,6 +106,21 @@ TEST_F(WhisperGraph, GreedyTokensMatchCTranslate2) {
   EXPECT_EQ(std::vector<int32_t>(seqs[0].begin() + 2, seqs[0].end()), expected);
   // Each step computed its one new token: the prompt once, then a token a step.
   EXPECT_EQ(runner_->decoded_tokens() - before, 2 + static_cast<int64_t>(expected.size()));
+}
+
+// --device cuda where no GPU is usable runs on the CPU, and then with the
+// CPU's f32 cache (f16 is the CUDA backend's): the logits of the CPU's runner.
+TEST_F(WhisperGraph, ACudaChoiceWithoutAGpuRunsOnTheCpusF32Cache) {
+  if (cuda::cuda_available()) GTEST_SKIP() << "a GPU is usable here";
+  GraphWhisperRunner fallback(*files_, GraphRunnerOptions{{"cuda", 2}, 1});
+  EXPECT_EQ(fallback.backend().name(), "cpu");
+  fallback.encode(*window_);
+  runner_->encode(*window_);
+  const std::vector<std::vector<int32_t>> seqs{{kSot, kNoTimestamps, 16314, 11}};
+  std::vector<float> a, b;
+  fallback.decode(seqs, a);
+  runner_->decode(seqs, b);
+  EXPECT_EQ(a, b);
 }
 
 // The same logits whether a sequence's tokens come one step at a time, all at
