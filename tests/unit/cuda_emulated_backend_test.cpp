@@ -28,6 +28,7 @@
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/gemm.cuh"
 #include "backends/cuda/kernels/gemv.cuh"
+#include "backends/cuda/kernels/flash_tile.cuh"
 
 namespace rayo::cuda::emulated {
 

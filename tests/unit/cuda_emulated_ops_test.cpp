@@ -12,6 +12,7 @@
 #include "backends/cuda/kernels/async_copy.cuh"
 #include "backends/cuda/kernels/gemv.cuh"
 #include "backends/cuda/kernels/mma.cuh"
+#include "backends/cuda/kernels/flash_tile.cuh"
 #include "cuda_emulated_ops_variants.inc"
 
 #include "backends/cpu/encoder_decoder_ops.h"

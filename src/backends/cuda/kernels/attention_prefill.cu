@@ -32,6 +32,7 @@
 //
 // Last measured: not yet (written without a GPU).
 #include "async_copy.cuh"
+#include "flash_tile.cuh"
 #include "mma.cuh"
 #include "q8_act.cuh"
 
@@ -54,9 +55,6 @@ __device__ __forceinline__ int fa_first_visible(int pos) { return WINDOW > 0 && 
 static_assert(HEAD_DIM % 16 == 0 && HEAD_DIM <= 128, "head_dim: a multiple of 16, at most 128");
 static_assert(N_HEAD % N_HEAD_KV == 0 && GQA <= 8, "at most 8 query heads (warps) per kv head");
 static_assert(!EMIT_Q8 || HEAD_DIM % 32 == 0, "the twin's blocks of 32 must not straddle heads");
-
-// Half d of a shared row of words, as the low half of a word.
-__device__ __forceinline__ u32 fa_half(const u32* row, int d) { return (row[d >> 1] >> (16 * (d & 1))) & 0xFFFFu; }
 
 // The keys and values of FA_KEYS positions, aligned for 16-byte copies; two
 // stages (at most 34 KB at HEAD_DIM 128).
@@ -138,7 +136,7 @@ RAYO_UNROLL
   for (int d = 0; d < kDimTiles; ++d)
 RAYO_UNROLL
     for (int i = 0; i < 4; ++i) o[d][i] = 0.0f;
-  float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
+  FlashRows rows;
   __syncthreads();
   const int end = last_pos + 1, start = first_pos;
 
@@ -169,7 +167,6 @@ RAYO_UNROLL
       }
     }
     // Causality: position k0 + 8 nj + 2 tq (+1) against each row's own, and its window.
-    float mx_lo = -INFINITY, mx_hi = -INFINITY;
 RAYO_UNROLL
     for (int nj = 0; nj < FA_KEYS / 8; ++nj)
 RAYO_UNROLL
@@ -177,72 +174,15 @@ RAYO_UNROLL
         const int j = k0 + 8 * nj + 2 * tq + (i & 1);
         const bool hi = i >= 2;
         if (j > (hi ? pos_hi : pos_lo) || j < (hi ? lo_hi : lo_lo)) s[nj][i] = -INFINITY;
-        if (hi)
-          mx_hi = fmaxf(mx_hi, s[nj][i]);
-        else
-          mx_lo = fmaxf(mx_lo, s[nj][i]);
       }
-    // A row's 32 scores lie in the 4 lanes of its quad.
-RAYO_UNROLL
-    for (int o2 = 1; o2 < 4; o2 <<= 1) {
-      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(FULL_MASK, mx_lo, o2));
-      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(FULL_MASK, mx_hi, o2));
-    }
-    // 3. Online softmax. A row with nothing visible yet keeps m = -inf, l = 0.
-    const float new_lo = fmaxf(m_lo, mx_lo), new_hi = fmaxf(m_hi, mx_hi);
-    const float c_lo = new_lo == -INFINITY ? 1.0f : expf(m_lo - new_lo);
-    const float c_hi = new_hi == -INFINITY ? 1.0f : expf(m_hi - new_hi);
-    m_lo = new_lo;
-    m_hi = new_hi;
-    float sum_lo = 0.0f, sum_hi = 0.0f;
-RAYO_UNROLL
-    for (int nj = 0; nj < FA_KEYS / 8; ++nj)
-RAYO_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const bool hi = i >= 2;
-        const float m = hi ? m_hi : m_lo;
-        const float p = s[nj][i] == -INFINITY ? 0.0f : expf(s[nj][i] - m);
-        s[nj][i] = p;
-        if (hi)
-          sum_hi += p;
-        else
-          sum_lo += p;
-      }
-RAYO_UNROLL
-    for (int o2 = 1; o2 < 4; o2 <<= 1) {
-      sum_lo += __shfl_xor_sync(FULL_MASK, sum_lo, o2);
-      sum_hi += __shfl_xor_sync(FULL_MASK, sum_hi, o2);
-    }
-    l_lo = l_lo * c_lo + sum_lo;
-    l_hi = l_hi * c_hi + sum_hi;
-RAYO_UNROLL
-    for (int d = 0; d < kDimTiles; ++d) {
-      o[d][0] *= c_lo;
-      o[d][1] *= c_lo;
-      o[d][2] *= c_hi;
-      o[d][3] *= c_hi;
-    }
-    // P V: P's accumulators of position tiles 2kk, 2kk + 1 are the A fragment
-    // of step kk; V as the B fragments (B[k][n] = V[k][n], two rows a word).
-RAYO_UNROLL
-    for (int kk = 0; kk < FA_KEYS / 16; ++kk) {
-      const u32 pa[4] = {pack_half2(s[2 * kk][0], s[2 * kk][1]), pack_half2(s[2 * kk][2], s[2 * kk][3]),
-                         pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      const int j0 = 16 * kk + 2 * tq;
-RAYO_UNROLL
-      for (int d = 0; d < kDimTiles; ++d) {
-        const int col = 8 * d + gr;
-        const u32 b[2] = {fa_half(vs[j0], col) | (fa_half(vs[j0 + 1], col) << 16),
-                          fa_half(vs[j0 + 8], col) | (fa_half(vs[j0 + 9], col) << 16)};
-        mma_16816(o[d], pa, b);
-      }
-    }
+    // 3. Online softmax and P V (flash_tile.cuh).
+    flash_step<FA_KEYS>(s, vs, gr, tq, rows, o);
   }
 
   cp_async_wait<0>();  // nothing is left but an empty group
 
   // O / l for this warp's head: rows gr and gr + 8, columns 8d + 2tq, + 1.
-  const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f, inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
+  const float inv_lo = rows.l_lo > 0.0f ? 1.0f / rows.l_lo : 0.0f, inv_hi = rows.l_hi > 0.0f ? 1.0f / rows.l_hi : 0.0f;
   float* out_lo = args.out + static_cast<long long>(t0 + gr) * (N_HEAD * HEAD_DIM) + head * HEAD_DIM;
   float* out_hi = out_lo + 8LL * (N_HEAD * HEAD_DIM);
 RAYO_UNROLL

@@ -14,6 +14,7 @@
 // for the store; block 128. dense_attention_tc, at the end, is the encoder's
 // attention on tensor cores (its own grid).
 #include "common.cuh"
+#include "flash_tile.cuh"
 #include "mma.cuh"
 
 #define XA_THREADS 128
@@ -117,8 +118,8 @@ RAYO_KERNEL RAYO_LAUNCH_BOUNDS(XA_THREADS) cross_attention(const CrossAttentionA
 //   2. each warp computes its 16 x XT_KEYS scores S = Q K^T on tensor cores
 //      (Q scaled and rounded to f16 once), a row seeing only the keys of its
 //      own sequence;
-//   3. online softmax (running max m and sum l per row, the output rescaled
-//      by exp(m_old - m_new)), and O += P V on tensor cores, P rounded to f16.
+//   3. online softmax and O += P V on tensor cores (flash_tile.cuh's
+//      flash_step, shared with attention_prefill.cu), P rounded to f16.
 // Then O / l. The sums are float; Q, K, V and P are rounded to f16 (about
 // 2^-11 each), where dense_attention keeps float throughout.
 // Grid: (ceil(max_rows / XT_ROWS), N_HEAD); block XT_WARPS * 32.
@@ -151,9 +152,6 @@ __device__ __forceinline__ int xt_run_end(const int* seq, int t, int n) {
   }
   return hi;
 }
-
-// Half d of a shared row of words.
-__device__ __forceinline__ u32 xt_half(const u32* row, int d) { return (row[d >> 1] >> (16 * (d & 1))) & 0xFFFFu; }
 
 // Every register a block may have (ptxas otherwise stops at 128 and spills).
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(XT_WARPS * WARP, 1) dense_attention_tc(const DenseAttentionArgs args) {
@@ -200,7 +198,7 @@ RAYO_UNROLL
   for (int d = 0; d < kDimTiles; ++d)
 RAYO_UNROLL
     for (int i = 0; i < 4; ++i) o[d][i] = 0.0f;
-  float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
+  FlashRows rows;
   __syncthreads();
   const int begin = key_begin, end = key_end;
 
@@ -239,76 +237,17 @@ RAYO_UNROLL
       }
     }
     // A row sees the keys of its own sequence.
-    float mx_lo = -INFINITY, mx_hi = -INFINITY;
 RAYO_UNROLL
     for (int nj = 0; nj < XT_KEYS / 8; ++nj)
 RAYO_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const bool hi = i >= 2;
-        if (kseq[8 * nj + 2 * tq + (i & 1)] != (hi ? seq_hi : seq_lo)) s[nj][i] = -INFINITY;
-        if (hi)
-          mx_hi = fmaxf(mx_hi, s[nj][i]);
-        else
-          mx_lo = fmaxf(mx_lo, s[nj][i]);
-      }
-    // A row's scores of the tile lie in the 4 lanes of its quad.
-RAYO_UNROLL
-    for (int o2 = 1; o2 < 4; o2 <<= 1) {
-      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(FULL_MASK, mx_lo, o2));
-      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(FULL_MASK, mx_hi, o2));
-    }
-    // 3. Online softmax. A row with nothing visible yet keeps m = -inf, l = 0.
-    const float new_lo = fmaxf(m_lo, mx_lo), new_hi = fmaxf(m_hi, mx_hi);
-    const float c_lo = new_lo == -INFINITY ? 1.0f : expf(m_lo - new_lo);
-    const float c_hi = new_hi == -INFINITY ? 1.0f : expf(m_hi - new_hi);
-    m_lo = new_lo;
-    m_hi = new_hi;
-    float sum_lo = 0.0f, sum_hi = 0.0f;
-RAYO_UNROLL
-    for (int nj = 0; nj < XT_KEYS / 8; ++nj)
-RAYO_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const bool hi = i >= 2;
-        const float p = s[nj][i] == -INFINITY ? 0.0f : expf(s[nj][i] - (hi ? m_hi : m_lo));
-        s[nj][i] = p;
-        if (hi)
-          sum_hi += p;
-        else
-          sum_lo += p;
-      }
-RAYO_UNROLL
-    for (int o2 = 1; o2 < 4; o2 <<= 1) {
-      sum_lo += __shfl_xor_sync(FULL_MASK, sum_lo, o2);
-      sum_hi += __shfl_xor_sync(FULL_MASK, sum_hi, o2);
-    }
-    l_lo = l_lo * c_lo + sum_lo;
-    l_hi = l_hi * c_hi + sum_hi;
-RAYO_UNROLL
-    for (int d = 0; d < kDimTiles; ++d) {
-      o[d][0] *= c_lo;
-      o[d][1] *= c_lo;
-      o[d][2] *= c_hi;
-      o[d][3] *= c_hi;
-    }
-    // P V: P's accumulators of key tiles 2kk, 2kk + 1 are the A fragment of
-    // step kk; V as the B fragments (B[k][n] = V[k][n], two rows a word).
-RAYO_UNROLL
-    for (int kk = 0; kk < XT_KEYS / 16; ++kk) {
-      const u32 pa[4] = {pack_half2(s[2 * kk][0], s[2 * kk][1]), pack_half2(s[2 * kk][2], s[2 * kk][3]),
-                         pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      const int j0 = 16 * kk + 2 * tq;
-RAYO_UNROLL
-      for (int d = 0; d < kDimTiles; ++d) {
-        const int c = 8 * d + gr;
-        const u32 b[2] = {xt_half(vs[j0], c) | (xt_half(vs[j0 + 1], c) << 16),
-                          xt_half(vs[j0 + 8], c) | (xt_half(vs[j0 + 9], c) << 16)};
-        mma_16816(o[d], pa, b);
-      }
-    }
+      for (int i = 0; i < 4; ++i)
+        if (kseq[8 * nj + 2 * tq + (i & 1)] != (i >= 2 ? seq_hi : seq_lo)) s[nj][i] = -INFINITY;
+    // 3. Online softmax and P V (flash_tile.cuh).
+    flash_step<XT_KEYS>(s, vs, gr, tq, rows, o);
   }
 
   // O / l: rows gr and gr + 8 of the warp, columns 8d + 2tq, + 1.
-  const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f, inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
+  const float inv_lo = rows.l_lo > 0.0f ? 1.0f / rows.l_lo : 0.0f, inv_hi = rows.l_hi > 0.0f ? 1.0f / rows.l_hi : 0.0f;
   float* out_lo = args.out + static_cast<long long>(r_lo) * WIDTH + col;
   float* out_hi = args.out + static_cast<long long>(r_hi) * WIDTH + col;
 RAYO_UNROLL
