@@ -320,6 +320,25 @@ void mma_s8_m16n8k16(int32_t* c, const uint32_t* a, uint32_t b) {
   }
 }
 
+void ldmatrix_x4(uint32_t* r, const void* row) {
+  uint32_t mine[2], all[kWarp * 2];
+  const uintptr_t address = reinterpret_cast<uintptr_t>(row);
+  static_assert(sizeof(uintptr_t) == 8, "a 64-bit address in two words");
+  mine[0] = static_cast<uint32_t>(address), mine[1] = static_cast<uint32_t>(address >> 32);
+  if (address % 16 != 0) {
+    std::fprintf(stderr, "simt: ldmatrix row address not 16-byte aligned\n");
+    std::abort();
+  }
+  warp_allgather(mine, 2, all);
+  const int lane = lane_id();
+  for (int j = 0; j < 4; ++j) {
+    const int src = 8 * j + lane / 4;  // the lane that gave row lane / 4 of matrix j
+    const uintptr_t at = static_cast<uintptr_t>(all[2 * src]) | (static_cast<uintptr_t>(all[2 * src + 1]) << 32);
+    std::memcpy(&r[j], reinterpret_cast<const void*>(at + 4 * (lane % 4)), 4);
+  }
+  syncwarp();  // every lane has read before any lane writes what it read
+}
+
 uint32_t warp_ballot(bool pred) {
   WarpState& w = my_warp();
   w.slots[lane_id()] = pred;

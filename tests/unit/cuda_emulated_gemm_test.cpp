@@ -123,6 +123,51 @@ TEST(CudaEmulatedGemm, EveryQuantizedFormatMatchesTheDequantizedProduct) {
   check_gemm({TensorType::IQ4_XS, 512, 96, 37}, gemm_iq4_xs::gemm, 12);
 }
 
+// The f16 tile's weights (unit_halves: int8 lanes, lane_exact, one FMA per
+// value) are the reference dequantizer's values rounded once to f16, at the
+// places Gpu<FMT>::offset names, for every unit of every row: each format's
+// affine and offsets, and the lanes' exact conversion (signed and unsigned).
+template <int FMT, long long M, int K>
+void check_unit_halves(TensorType type, uint32_t seed) {
+  SCOPED_TRACE(type_name(type));
+  using F = Gpu<FMT>;
+  const auto w = test::random_weights(type, M, K, seed);
+  const auto ref = test::dequantized(type, w, M, K);
+  const auto wg = test::gpu_matrix(type, w, M, K);
+  const GlobalPlanes<FMT, M, K> g{wg.data()};
+  constexpr int kPerChunk = GEMM_K / F::kUnit, kPerBlock = F::kBlock / F::kUnit;
+  for (long long r = 0; r < M; ++r)
+    for (int u = 0; u < K / F::kUnit; ++u) {
+      uint4 pieces[F::kUnit / 8];
+      unit_halves<FMT>(F::read(g, r * (K / F::kBlock) + u / kPerBlock, u % kPerBlock), pieces);
+      for (int i = 0; i < F::kUnit; ++i) {
+        const uint4& p = pieces[i / 8];
+        const uint32_t word = (i % 8) / 2 == 0 ? p.x : (i % 8) / 2 == 1 ? p.y : (i % 8) / 2 == 2 ? p.z : p.w;
+        const float got = fp16_to_fp32(static_cast<uint16_t>(word >> (16 * (i % 2))));
+        const long long k = static_cast<long long>(u / kPerChunk) * GEMM_K + F::offset(u % kPerChunk, i);
+        const float want = ref[r * K + k];
+        // One f16 rounding of the exact value, which the reference's float
+        // arithmetic may differ from by an ulp of float.
+        ASSERT_NEAR(got, want, std::abs(want) / 2048 + 6e-8) << "row " << r << " unit " << u << " value " << i;
+      }
+    }
+}
+
+TEST(CudaEmulatedGemm, UnitHalvesAreTheDequantizedValuesInF16) {
+  check_unit_halves<FMT_Q4_0, 5, 512>(TensorType::Q4_0, 51);
+  check_unit_halves<FMT_Q4_1, 5, 512>(TensorType::Q4_1, 52);
+  check_unit_halves<FMT_Q5_0, 5, 512>(TensorType::Q5_0, 53);
+  check_unit_halves<FMT_Q5_1, 5, 512>(TensorType::Q5_1, 54);
+  check_unit_halves<FMT_Q8_0, 5, 512>(TensorType::Q8_0, 55);
+  check_unit_halves<FMT_Q2_K, 5, 512>(TensorType::Q2_K, 56);
+  check_unit_halves<FMT_Q3_K, 5, 512>(TensorType::Q3_K, 57);
+  check_unit_halves<FMT_Q4_K, 5, 512>(TensorType::Q4_K, 58);
+  check_unit_halves<FMT_Q5_K, 5, 512>(TensorType::Q5_K, 59);
+  check_unit_halves<FMT_Q6_K, 5, 512>(TensorType::Q6_K, 60);
+  check_unit_halves<FMT_IQ4_NL, 5, 512>(TensorType::IQ4_NL, 61);
+  check_unit_halves<FMT_IQ4_XS, 5, 512>(TensorType::IQ4_XS, 62);
+}
+
 // F16 weights as stored (gemm.cuh's gemm_tile_half_rows) times the f32 input:
 // Whisper's first convolution (K = 240, a chunk partly inside the rows) with
 // its bias, and a residual with the next matmul's twin over two chunks, each

@@ -58,6 +58,9 @@ void warp_allgather(const uint32_t* mine, int n, uint32_t* all);
 void mma_f16_m16n8k16(float* c, const uint32_t* a, const uint32_t* b);
 // mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32: c += A (16 x 16 int8) * B (16 x 8 int8).
 void mma_s8_m16n8k16(int32_t* c, const uint32_t* a, uint32_t b);
+// ldmatrix.sync.aligned.m8n8.x4.shared.b16 (kernels/mma.cuh): every lane's
+// row address, then each lane's four words; no lane goes on before all have read.
+void ldmatrix_x4(uint32_t* r, const void* row);
 // The ballot of `pred` over the warp (bit l = lane l's predicate).
 uint32_t warp_ballot(bool pred);
 int lane_id();

@@ -21,12 +21,14 @@
 //      kc + 1's weights are in flight while chunk kc is decoded and
 //      multiplied;
 //   2. it decodes a landed chunk to f16 tiles (Gpu<FMT>::read from the stage,
-//      Gpu<FMT>::values, a unit per task; tokens as d * q, times the token's
+//      unit_halves, a unit per task: the format's int8 lanes, each turned
+//      into a float by one byte permutation and one subtraction (lane_exact)
+//      and scaled by one FMA; tokens as d * q the same way, times the token's
 //      1/rms with a fused norm: the twin holds x * norm_w, which a deep
 //      model's residuals take past f16's 65 504 (inf, then NaN), while
 //      x * norm_w / rms stays near the norm's weights);
 //   3. each warp multiplies them (mma.cuh: f16 in, f32 accumulators), per
-//      step of 16 values of K.
+//      step of 16 values of K, its fragments loaded by ldmatrix.
 // f16 tile rows are 256 halves (512 bytes); their 16-byte chunks are
 // XOR-swizzled by row % 8, so the fragment loads of 8 rows (or 8 tokens) and
 // the 16-byte stores hit distinct banks. Its results differ from the GEMVs' by
@@ -110,6 +112,42 @@ RAYO_UNROLL
     }
   }
   __syncthreads();
+}
+
+// ---- a unit's values as f16, for the tensor-core GEMMs ------------------------
+
+// Lane n (0..3) of 4 int8 lanes x, exactly, as a float, given x ^ 0x80808080:
+// that byte (the lane + 128, 0..255) goes into the low mantissa of 2^23, so
+// one byte permutation and one subtraction do what a byte extraction and an
+// int-to-float conversion (a quarter-rate instruction for bytes) would.
+__device__ __forceinline__ float lane_exact(u32 biased, int n) {
+  return __uint_as_float(__byte_perm(biased, 0x4B000000u, 0x7440u | static_cast<u32>(n))) - 8388736.0f;
+}
+
+// The unit's values as f16 pairs, 8 values (a 16-byte piece) per uint4:
+// piece p holds values 8p .. 8p + 7, which lie at Gpu<FMT>::offset(uc, 8p) on
+// (runs of 16 or more, so a piece never straddles two). Value = f16(a * lane +
+// b), a and b the segment's (Gpu<FMT>::affine), with one rounding in the FMA:
+// the bits of d * q - n however the format writes its dequantization.
+template <int FMT>
+__device__ __forceinline__ void unit_halves(const typename Gpu<FMT>::Unit& w, uint4* pieces) {
+  using F = Gpu<FMT>;
+  int q[F::kUnit / 4];
+  F::ints(w, q);
+  const typename F::Meta m = F::meta(w);
+RAYO_UNROLL
+  for (int s = 0; s < F::kUnit / 16; ++s) {
+    float a, b;
+    F::affine(m, s, a, b);
+RAYO_UNROLL
+    for (int p = 0; p < 2; ++p) {
+      const u32 lo = static_cast<u32>(q[4 * s + 2 * p]) ^ 0x80808080u;
+      const u32 hi = static_cast<u32>(q[4 * s + 2 * p + 1]) ^ 0x80808080u;
+      auto v = [&](u32 x, int n) { return fmaf(a, lane_exact(x, n), b); };
+      pieces[2 * s + p] = make_uint4(pack_half2(v(lo, 0), v(lo, 1)), pack_half2(v(lo, 2), v(lo, 3)),
+                                     pack_half2(v(hi, 0), v(hi, 1)), pack_half2(v(hi, 2), v(hi, 3)));
+    }
+  }
 }
 
 namespace gemm_f16 {
@@ -199,44 +237,53 @@ RAYO_UNROLL
 }
 
 // Decodes unit task uc of chunk kc of that row from its stage into shared
-// row `srow` of the f16 tile: values converted to f16 pairs at their swizzled
-// places; units past the row's end give zeros.
+// row `srow` of the f16 tile: 16-byte pieces of f16 pairs at their swizzled
+// places (a piece's 4 words stay together); units past the row's end give
+// zeros.
 template <int FMT, int K>
 __device__ __forceinline__ void gemm_decode_unit(long long row, int kc, int uc, GemmShared& sh, int srow) {
   using F = Gpu<FMT>;
   using S = StagePlanes<FMT>;
   constexpr int kPerBlock = F::kBlock / F::kUnit;
   const int u = kc * gemm_units_per_chunk<FMT>() + uc;
-  float v[F::kUnit];
+  uint4 pieces[F::kUnit / 8];
   if (u < K / F::kUnit) {
     const long long b0 = row * (K / F::kBlock) + static_cast<long long>(kc) * S::kBlocks;
-    F::values(F::read(S{sh.raw[kc % 2][srow], b0}, b0 + uc / kPerBlock, uc % kPerBlock), v);
+    unit_halves<FMT>(F::read(S{sh.raw[kc % 2][srow], b0}, b0 + uc / kPerBlock, uc % kPerBlock), pieces);
   } else {
 RAYO_UNROLL
-    for (int i = 0; i < F::kUnit; ++i) v[i] = 0.0f;
+    for (int p = 0; p < F::kUnit / 8; ++p) pieces[p] = make_uint4(0, 0, 0, 0);
   }
 RAYO_UNROLL
-  for (int i = 0; i < F::kUnit; i += 2) {
-    const int word = F::offset(uc, i) / 2;  // a unit's runs are even-aligned, so v[i], v[i+1] share a word
-    sh.w[srow][gemm_swizzle(srow, word)] = pack_half2(v[i], v[i + 1]);
+  for (int p = 0; p < F::kUnit / 8; ++p) {
+    const int word = F::offset(uc, 8 * p) / 2;  // a multiple of 4: runs start at multiples of 16 values
+    *reinterpret_cast<uint4*>(&sh.w[srow][gemm_swizzle(srow, word)]) = pieces[p];
   }
 }
 
 // Issues the copies of the tokens' q8 twin for chunk kc (tokens t < nt,
 // values below K) into the token stage.
+// Each thread keeps one place in the chunk (a fixed piece or block) and
+// takes every (GEMM_THREADS / pieces per token)-th token: no index
+// arithmetic beyond a stride per task.
 template <int K>
 __device__ __forceinline__ void gemm_stage_token_copies(const i8* xq, const float2* xds, int nt, int kc,
                                                         GemmShared& sh) {
-  for (int task = threadIdx.x; task < GEMM_TOKENS * (GEMM_K / 16); task += GEMM_THREADS) {
-    const int t = task / (GEMM_K / 16), piece = task % (GEMM_K / 16);
-    const long long k = static_cast<long long>(kc) * GEMM_K + 16 * piece;
-    if (t < nt && k < K) cp_async<16>(&sh.xq[t][16 * piece], xq + static_cast<long long>(t) * K + k);
+  constexpr int kPieces = GEMM_K / 16, kBlocks = GEMM_K / 32;
+  static_assert(GEMM_THREADS % kPieces == 0 && GEMM_THREADS % kBlocks == 0, "fixed places per thread");
+  const int piece = threadIdx.x % kPieces, blk = threadIdx.x % kBlocks;
+  const long long kp = static_cast<long long>(kc) * GEMM_K + 16 * piece;
+  const long long kb = static_cast<long long>(kc) * GEMM_K + 32 * blk;
+RAYO_UNROLL
+  for (int i = 0; i < GEMM_TOKENS * kPieces / GEMM_THREADS; ++i) {
+    const int t = threadIdx.x / kPieces + i * (GEMM_THREADS / kPieces);
+    if (t < nt && kp < K) cp_async<16>(&sh.xq[t][16 * piece], xq + static_cast<long long>(t) * K + kp);
   }
-  for (int task = threadIdx.x; task < GEMM_TOKENS * (GEMM_K / 32); task += GEMM_THREADS) {
-    const int t = task / (GEMM_K / 32), blk = task % (GEMM_K / 32);
-    const long long k = static_cast<long long>(kc) * GEMM_K + 32 * blk;
-    if (t < nt && k < K)  // d, the first float of the block's (d, s)
-      cp_async<4>(&sh.xd[t][blk], reinterpret_cast<const float*>(xds + static_cast<long long>(t) * (K / 32) + k / 32));
+RAYO_UNROLL
+  for (int i = 0; i < GEMM_TOKENS * kBlocks / GEMM_THREADS; ++i) {
+    const int t = threadIdx.x / kBlocks + i * (GEMM_THREADS / kBlocks);
+    if (t < nt && kb < K)  // d, the first float of the block's (d, s)
+      cp_async<4>(&sh.xd[t][blk], reinterpret_cast<const float*>(xds + static_cast<long long>(t) * (K / 32) + kb / 32));
   }
 }
 
@@ -253,52 +300,56 @@ __device__ __forceinline__ void gemm_token_scales(const float* xss, float eps, i
 
 // The token tile of chunk kc from the token stage: t < nt as f16(d * q), with
 // kNorm f16(d * 1/rms * q); tokens past nt, and values past K, as zeros.
+// Each thread keeps one group of 8 values and takes every
+// (GEMM_THREADS / groups)-th token; lane_exact converts the int8 lanes.
 template <int K, bool kNorm>
 __device__ __forceinline__ void gemm_stage_tokens(int nt, int kc, GemmShared& sh) {
-  for (int task = threadIdx.x; task < GEMM_TOKENS * (GEMM_K / 8); task += GEMM_THREADS) {
-    const int t = task / (GEMM_K / 8), grp = task % (GEMM_K / 8);
+  constexpr int kGroups = GEMM_K / 8;
+  static_assert(GEMM_THREADS % kGroups == 0, "a fixed group per thread");
+  const int grp = threadIdx.x % kGroups;
+  const bool in_k = static_cast<long long>(kc) * GEMM_K + 8 * grp < K;
+RAYO_UNROLL
+  for (int i = 0; i < GEMM_TOKENS * kGroups / GEMM_THREADS; ++i) {
+    const int t = threadIdx.x / kGroups + i * (GEMM_THREADS / kGroups);
     uint4 packed = make_uint4(0, 0, 0, 0);
-    if (t < nt && static_cast<long long>(kc) * GEMM_K + 8 * grp < K) {
+    if (t < nt && in_k) {
       const uint2 q = *reinterpret_cast<const uint2*>(&sh.xq[t][8 * grp]);
       const float d = kNorm ? sh.xd[t][grp / 4] * sh.scale[t] : sh.xd[t][grp / 4];
-      auto at = [&](int i) {
-        const u32 wv = i < 4 ? q.x : q.y;
-        return static_cast<float>(static_cast<i8>((wv >> (8 * (i % 4))) & 0xFF)) * d;
-      };
-      packed = make_uint4(pack_half2(at(0), at(1)), pack_half2(at(2), at(3)), pack_half2(at(4), at(5)),
-                          pack_half2(at(6), at(7)));
+      const u32 lo = q.x ^ 0x80808080u, hi = q.y ^ 0x80808080u;
+      auto at = [&](u32 x, int n) { return lane_exact(x, n) * d; };
+      packed = make_uint4(pack_half2(at(lo, 0), at(lo, 1)), pack_half2(at(lo, 2), at(lo, 3)),
+                          pack_half2(at(hi, 0), at(hi, 1)), pack_half2(at(hi, 2), at(hi, 3)));
     }
     // 8 halves = one 16-byte chunk (4 words) of the token's row.
     *reinterpret_cast<uint4*>(&sh.x[t][gemm_swizzle(t, 4 * grp)]) = packed;
   }
 }
 
-// The tile's multiply of one staged chunk: warp w's 32 rows x 16 tokens.
+// The tile's multiply of one staged chunk: warp w's 32 rows x 16 tokens, per
+// step of 16 values of K three ldmatrix_x4 (mma.cuh) and four MMAs. A 16 x 16
+// weight fragment is the 8 x 8 matrices (rows +0, K +0), (+8, +0), (+0, +8),
+// (+8, +8): lane l gives row l % 16's 16-byte piece 2 ks + l / 16. The two
+// token fragments are (tokens +0, K +0), (+0, +8), (+8, +0), (+8, +8): lane l
+// gives token l % 8 + 8 (l / 16)'s piece 2 ks + (l / 8) % 2. The swizzle keeps
+// each 8-row matrix's pieces in distinct banks.
 __device__ __forceinline__ void gemm_mma_chunk(const GemmShared& sh, float (&acc)[2][2][4]) {
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
-  const int g = lane / 4, t = lane % 4;
   const int row0 = 32 * (warp % 2), tok0 = 16 * (warp / 2);
+  const int arow = lane % 16, apiece = lane / 16;
+  const int btok = tok0 + lane % 8 + 8 * (lane / 16), bpiece = (lane / 8) % 2;
 RAYO_UNROLL
   for (int ks = 0; ks < GEMM_K / 16; ++ks) {
-    u32 a[2][4], b[2][2];
+    u32 a[2][4], b[4];
 RAYO_UNROLL
     for (int mi = 0; mi < 2; ++mi) {
-      const int r0 = row0 + 16 * mi + g, r1 = r0 + 8;
-      a[mi][0] = sh.w[r0][gemm_swizzle(r0, 8 * ks + t)];
-      a[mi][1] = sh.w[r1][gemm_swizzle(r1, 8 * ks + t)];
-      a[mi][2] = sh.w[r0][gemm_swizzle(r0, 8 * ks + 4 + t)];
-      a[mi][3] = sh.w[r1][gemm_swizzle(r1, 8 * ks + 4 + t)];
+      const int r = row0 + 16 * mi + arow;
+      ldmatrix_x4(a[mi], &sh.w[r][gemm_swizzle(r, 4 * (2 * ks + apiece))]);
     }
-RAYO_UNROLL
-    for (int ni = 0; ni < 2; ++ni) {
-      const int n = tok0 + 8 * ni + g;
-      b[ni][0] = sh.x[n][gemm_swizzle(n, 8 * ks + t)];
-      b[ni][1] = sh.x[n][gemm_swizzle(n, 8 * ks + 4 + t)];
-    }
+    ldmatrix_x4(b, &sh.x[btok][gemm_swizzle(btok, 4 * (2 * ks + bpiece))]);
 RAYO_UNROLL
     for (int mi = 0; mi < 2; ++mi)
 RAYO_UNROLL
-      for (int ni = 0; ni < 2; ++ni) mma_16816(acc[mi][ni], a[mi], b[ni]);
+      for (int ni = 0; ni < 2; ++ni) mma_16816(acc[mi][ni], a[mi], &b[2 * ni]);
   }
 }
 

@@ -15,9 +15,16 @@
 //   a[0] = A[g][4t .. 4t+3]   a[1] = A[g+8][4t .. 4t+3]
 //   b    = B[4t .. 4t+3][g]
 //   c as above.
+// ldmatrix_x4: four 8 x 8 matrices of 16-bit values from shared memory into
+// fragments (ldmatrix.sync.aligned.m8n8.x4.shared.b16): lane l gives the
+// address of row l % 8 of matrix l / 8 (16 contiguous bytes, 16-aligned), and
+// r[j] of lane l receives matrix j's row l / 4, values 2 (l % 4), 2 (l % 4) + 1,
+// the layout of a register of the fragments above: one instruction where
+// 32-bit shared loads take four.
+//
 // Every lane of the warp must call them together (warp-wide instructions).
 #pragma once
-#include "common.cuh"
+#include "async_copy.cuh"
 
 #ifdef RAYO_SIMT
 __device__ __forceinline__ u32 pack_half2(float lo, float hi) {
@@ -25,6 +32,7 @@ __device__ __forceinline__ u32 pack_half2(float lo, float hi) {
 }
 __device__ __forceinline__ void mma_16816(float* c, const u32* a, const u32* b) { simt::mma_f16_m16n8k16(c, a, b); }
 __device__ __forceinline__ void mma_s8_16816(int* c, const u32* a, u32 b) { simt::mma_s8_m16n8k16(c, a, b); }
+__device__ __forceinline__ void ldmatrix_x4(u32* r, const void* row) { simt::ldmatrix_x4(r, row); }
 #else
 // Two floats as one f16x2 word, lo in the low half, each rounded to nearest even
 // (cvt.rn.f16x2.f32 puts its first source in the high half).
@@ -45,5 +53,11 @@ __device__ __forceinline__ void mma_s8_16816(int* c, const u32* a, u32 b) {
       "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
       : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(b));
+}
+__device__ __forceinline__ void ldmatrix_x4(u32* r, const void* row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(row))
+               : "memory");
 }
 #endif

@@ -82,8 +82,6 @@ __device__ __forceinline__ int sub_bytes(u32 a, u32 c) { return static_cast<int>
 __device__ __forceinline__ u32 spread4(u32 bits4) { return (bits4 * 0x00204081u) & 0x01010101u; }
 
 __device__ __forceinline__ u32 word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
-// Byte j (0..15) of v.
-__device__ __forceinline__ int byte_of(const uint4& v, int j) { return static_cast<int>((word(v, j / 4) >> (8 * (j % 4))) & 0xFF); }
 
 // The activations of one unit of one token (q8_act.cuh layout): up to 64
 // values as 16 ints of 4 int8 lanes, and the (d, d * sum) of up to 4 blocks of 32.
@@ -148,8 +146,9 @@ __device__ __forceinline__ typename Gpu<FMT>::Unit load_unit(const u8* w, long l
 }
 
 // GEMMs decode a matrix a 256-value chunk of a row at a time: 256 / kUnit
-// units, Gpu<FMT>::values giving each unit's values and Gpu<FMT>::offset where
-// each lies in the chunk (units are contiguous runs of 16 to 64 values).
+// units, unit_halves giving each unit's values (Gpu<FMT>::ints, and per
+// segment of 16 Gpu<FMT>::affine: value = a * lane + b) and Gpu<FMT>::offset
+// where each lies in the chunk (units are contiguous runs of 16 to 64 values).
 
 // ---- 32-value formats: a unit is one block ----------------------------------
 
@@ -206,15 +205,9 @@ struct Gpu<FMT_Q4_0> : Nibble32Unit {
     const int s = seg[0] + seg[1];
     return m.d * (ds[0].x * static_cast<float>(s) - 8.0f * ds[0].y);
   }
-  // The unit's values, v[i] at offset(u, i) of its 256-value chunk (GEMMs).
-  __device__ static void values(const Unit& w, float* v) {
-    const float d = h2f(w.d);
-RAYO_UNROLL
-    for (int i = 0; i < 16; ++i) {
-      v[i] = static_cast<float>((byte_of(w.qs, i) & 0xF) - 8) * d;
-      v[16 + i] = static_cast<float>((byte_of(w.qs, i) >> 4) - 8) * d;
-    }
-  }
+  // Segment s's values from its int8 lanes: value = a * lane + b (GEMMs,
+  // unit_halves). (q - 8) d = d q - 8 d, 8 d exact.
+  __device__ static void affine(const Meta& m, int, float& a, float& b) { a = m.d, b = -8.0f * m.d; }
 };
 
 template <>
@@ -238,14 +231,7 @@ struct Gpu<FMT_Q4_1> : Block32Unit {
     const int s = seg[0] + seg[1];
     return m.d * ds[0].x * static_cast<float>(s) + m.m * ds[0].y;
   }
-  __device__ static void values(const Unit& w, float* v) {
-    const float d = h2f(static_cast<u16>(w.dm)), m = h2f(static_cast<u16>(w.dm >> 16));
-RAYO_UNROLL
-    for (int i = 0; i < 16; ++i) {
-      v[i] = static_cast<float>(byte_of(w.qs, i) & 0xF) * d + m;
-      v[16 + i] = static_cast<float>(byte_of(w.qs, i) >> 4) * d + m;
-    }
-  }
+  __device__ static void affine(const Meta& m, int, float& a, float& b) { a = m.d, b = m.m; }
 };
 
 // Q5's 5-bit quants as int8 lanes: the fifth bits of values 4i..4i+3 (low
@@ -281,16 +267,7 @@ struct Gpu<FMT_Q5_0> : Block32Unit {
     const int s = seg[0] + seg[1];
     return m.d * (ds[0].x * static_cast<float>(s) - 16.0f * ds[0].y);
   }
-  __device__ static void values(const Unit& w, float* v) {
-    const float d = h2f(w.d);
-RAYO_UNROLL
-    for (int i = 0; i < 16; ++i) {
-      const int lo = (byte_of(w.qs, i) & 0xF) | static_cast<int>(((w.qh >> i) & 1) << 4);
-      const int hi = (byte_of(w.qs, i) >> 4) | static_cast<int>(((w.qh >> (16 + i)) & 1) << 4);
-      v[i] = static_cast<float>(lo - 16) * d;
-      v[16 + i] = static_cast<float>(hi - 16) * d;
-    }
-  }
+  __device__ static void affine(const Meta& m, int, float& a, float& b) { a = m.d, b = -16.0f * m.d; }
 };
 
 template <>
@@ -313,16 +290,7 @@ struct Gpu<FMT_Q5_1> : Block32Unit {
     const int s = seg[0] + seg[1];
     return m.d * ds[0].x * static_cast<float>(s) + m.m * ds[0].y;
   }
-  __device__ static void values(const Unit& w, float* v) {
-    const float d = h2f(static_cast<u16>(w.dm)), m = h2f(static_cast<u16>(w.dm >> 16));
-RAYO_UNROLL
-    for (int i = 0; i < 16; ++i) {
-      const int lo = (byte_of(w.qs, i) & 0xF) | static_cast<int>(((w.qh >> i) & 1) << 4);
-      const int hi = (byte_of(w.qs, i) >> 4) | static_cast<int>(((w.qh >> (16 + i)) & 1) << 4);
-      v[i] = static_cast<float>(lo) * d + m;
-      v[16 + i] = static_cast<float>(hi) * d + m;
-    }
-  }
+  __device__ static void affine(const Meta& m, int, float& a, float& b) { a = m.d, b = m.m; }
 };
 
 template <>
@@ -351,14 +319,7 @@ RAYO_UNROLL
     const int s = seg[0] + seg[1];
     return m.d * ds[0].x * static_cast<float>(s);
   }
-  __device__ static void values(const Unit& w, float* v) {
-    const float d = h2f(w.d);
-RAYO_UNROLL
-    for (int i = 0; i < 16; ++i) {
-      v[i] = static_cast<float>(static_cast<i8>(byte_of(w.q0, i))) * d;
-      v[16 + i] = static_cast<float>(static_cast<i8>(byte_of(w.q1, i))) * d;
-    }
-  }
+  __device__ static void affine(const Meta& m, int, float& a, float& b) { a = m.d, b = 0.0f; }
 };
 
 // IQ4_NL: Q4_0's nibbles, each the index of one of 16 levels (common.cuh:
@@ -374,13 +335,7 @@ RAYO_UNROLL
     const int s = seg[0] + seg[1];
     return m.d * ds[0].x * static_cast<float>(s);
   }
-  __device__ static void values(const Unit& w, float* v) {
-    const float d = h2f(w.d);
-    int q[8];
-    ints(w, q);
-RAYO_UNROLL
-    for (int i = 0; i < 32; ++i) v[i] = d * lane_float(q[i / 4], i % 4);
-  }
+  __device__ static void affine(const Meta& m, int, float& a, float& b) { a = m.d, b = 0.0f; }
 };
 
 // ---- 256-value formats: four units per block --------------------------------
@@ -445,12 +400,10 @@ struct K64Unit {
   __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
     load_act_k64(xq, xds, u / 4, u % 4, a);
   }
-  // The scale and offset of unit j's two sub-blocks (value = d * q - n), from
-  // the block's head (d, dmin, packed scales and mins) (GEMMs).
-  __device__ static void sub_scales(const uint4& head, int j, float& d0, float& n0, float& d1, float& n1) {
-    const Meta m = meta_of(head, j);
-    d0 = m.d * static_cast<float>(m.sc0), n0 = m.dmin * static_cast<float>(m.m0);
-    d1 = m.d * static_cast<float>(m.sc1), n1 = m.dmin * static_cast<float>(m.m1);
+  // Segments 0, 1 are the first sub-block (value = d sc0 q - dmin m0), 2, 3 the second.
+  __device__ static void affine(const Meta& m, int s, float& a, float& b) {
+    a = m.d * static_cast<float>(s < 2 ? m.sc0 : m.sc1);
+    b = -(m.dmin * static_cast<float>(s < 2 ? m.m0 : m.m1));
   }
 };
 
@@ -472,16 +425,6 @@ RAYO_UNROLL
       const u32 v = word(i < 4 ? w.q0 : w.q1, i % 4);
       q[i] = static_cast<int>(v & 0x0F0F0F0Fu);
       q[8 + i] = static_cast<int>((v >> 4) & 0x0F0F0F0Fu);
-    }
-  }
-  __device__ static void values(const Unit& w, float* v) {
-    float d0, n0, d1, n1;
-    sub_scales(w.head, w.j, d0, n0, d1, n1);
-RAYO_UNROLL
-    for (int l = 0; l < 32; ++l) {
-      const int q = l < 16 ? byte_of(w.q0, l) : byte_of(w.q1, l - 16);
-      v[l] = d0 * static_cast<float>(q & 0xF) - n0;
-      v[32 + l] = d1 * static_cast<float>(q >> 4) - n1;
     }
   }
 };
@@ -506,18 +449,6 @@ RAYO_UNROLL
       const u32 h = word(i < 4 ? w.h0 : w.h1, i % 4);
       q[i] = static_cast<int>((v & 0x0F0F0F0Fu) | (((h >> (2 * w.j)) & 0x01010101u) << 4));
       q[8 + i] = static_cast<int>(((v >> 4) & 0x0F0F0F0Fu) | (((h >> (2 * w.j + 1)) & 0x01010101u) << 4));
-    }
-  }
-  __device__ static void values(const Unit& w, float* v) {
-    float d0, n0, d1, n1;
-    sub_scales(w.head, w.j, d0, n0, d1, n1);
-RAYO_UNROLL
-    for (int l = 0; l < 32; ++l) {
-      const int q = l < 16 ? byte_of(w.q0, l) : byte_of(w.q1, l - 16);
-      const int h = l < 16 ? byte_of(w.h0, l) : byte_of(w.h1, l - 16);
-      const int lo = (q & 0xF) + (((h >> (2 * w.j)) & 1) << 4), hi = (q >> 4) + (((h >> (2 * w.j + 1)) & 1) << 4);
-      v[l] = d0 * static_cast<float>(lo) - n0;
-      v[32 + l] = d1 * static_cast<float>(hi) - n1;
     }
   }
 };
@@ -569,16 +500,8 @@ RAYO_UNROLL
   __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) {
     load_act_k64(xq, xds, u / 4, u % 4, a);
   }
-  __device__ static void values(const Unit& w, float* v) {
-    const float d = h2f(static_cast<u16>(w.dh));
-    const float d0 = d * static_cast<float>(scale(w, 2 * w.j)), d1 = d * static_cast<float>(scale(w, 2 * w.j + 1));
-    int q[16];
-    ints(w, q);
-RAYO_UNROLL
-    for (int i = 0; i < 32; ++i) {
-      v[i] = d0 * lane_float(q[i / 4], i % 4);
-      v[32 + i] = d1 * lane_float(q[8 + i / 4], i % 4);
-    }
+  __device__ static void affine(const Meta& m, int s, float& a, float& b) {
+    a = m.d * static_cast<float>(s < 2 ? m.sc0 : m.sc1), b = 0.0f;
   }
 };
 
@@ -654,19 +577,9 @@ RAYO_UNROLL
   }
   // Values 0..31: 128h + 32a + i; 32..63: 128h + 64 + 32a + (i - 32).
   __device__ static int offset(int uc, int i) { return 128 * (uc / 2) + 32 * (uc % 2) + (i < 32 ? i : i + 32); }
-  __device__ static void values(const Unit& w, float* v) {
-    const float d = h2f(w.d);
-RAYO_UNROLL
-    for (int l = 0; l < 32; ++l) {
-      const int q = l < 16 ? byte_of(w.l0, l) : byte_of(w.l1, l - 16);
-      const int h = l < 16 ? byte_of(w.h0, l) : byte_of(w.h1, l - 16);
-      const int lo = ((q & 0xF) | (((h >> (2 * w.a)) & 3) << 4)) - 32;
-      const int hi = ((q >> 4) | (((h >> (4 + 2 * w.a)) & 3) << 4)) - 32;
-      const float s_lo = d * static_cast<float>(static_cast<i8>(byte_of(w.sc, 8 * w.h + 2 * w.a + l / 16)));
-      const float s_hi = d * static_cast<float>(static_cast<i8>(byte_of(w.sc, 8 * w.h + 4 + 2 * w.a + l / 16)));
-      v[l] = s_lo * static_cast<float>(lo);
-      v[32 + l] = s_hi * static_cast<float>(hi);
-    }
+  // Segment s's lanes are q: the value d sc (q - 32) = a q - 32 a, 32 a exact.
+  __device__ static void affine(const Meta& m, int s, float& a, float& b) {
+    a = m.d * static_cast<float>(m.sc[s]), b = -32.0f * a;
   }
 };
 
@@ -737,16 +650,10 @@ RAYO_UNROLL
     }
     return r;
   }
-  // Value 16j + l: 128h + 32j + 16i + l.
-  __device__ static void values(const Unit& w, float* v) {
-    const Meta m = meta(w);
-RAYO_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      const int sc = static_cast<int>((m.sc >> (8 * j)) & 0xFF);
-      const float dl = m.d * static_cast<float>(sc & 0xF), ml = m.dmin * static_cast<float>(sc >> 4);
-RAYO_UNROLL
-      for (int l = 0; l < 16; ++l) v[16 * j + l] = dl * static_cast<float>((byte_of(w.qs, l) >> (2 * j)) & 3) - ml;
-    }
+  // Segment j (values 128h + 32j + 16i + [0, 16)): d scale q - dmin min.
+  __device__ static void affine(const Meta& m, int j, float& a, float& b) {
+    const int sc = static_cast<int>((m.sc >> (8 * j)) & 0xFF);
+    a = m.d * static_cast<float>(sc & 0xF), b = -(m.dmin * static_cast<float>(sc >> 4));
   }
 };
 
@@ -809,18 +716,7 @@ RAYO_UNROLL
     for (int j = 0; j < 4; ++j) r += ds[j].x * static_cast<float>(m.sc[j] * seg[j]);
     return m.d * r;
   }
-  __device__ static void values(const Unit& w, float* v) {
-    const Meta m = meta(w);
-RAYO_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      const float dl = m.d * static_cast<float>(m.sc[j]);
-RAYO_UNROLL
-      for (int l = 0; l < 16; ++l) {
-        const int q = ((byte_of(w.qs, l) >> (2 * j)) & 3) - (((byte_of(w.hm, l) >> (4 * w.h + j)) & 1) ? 0 : 4);
-        v[16 * j + l] = dl * static_cast<float>(q);
-      }
-    }
-  }
+  __device__ static void affine(const Meta& m, int j, float& a, float& b) { a = m.d * static_cast<float>(m.sc[j]), b = 0.0f; }
 };
 
 // ---- the dot product of a unit ---------------------------------------------
