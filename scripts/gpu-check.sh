@@ -68,6 +68,10 @@ for preset in llama3-8b qwen2.5-1.5b; do
       run "$LLAMA_BENCH" -m "$files/$preset-q4_k_m.gguf" -p 512 -n 128 -d 0,4096 -ngl 99
     fi
   done
+  echo "-- $preset q4_k_m, prompts with every format's GEMMs on one tile (RAYO_GEMM_TILE; beside the cached start's pp512)"
+  for tile in f16 int8; do
+    run env RAYO_GEMM_TILE=$tile "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 512 -n 0 -r 3 --device cuda
+  done
   echo "-- $preset q4_k_m, decode with programmatic dependent launch (experimental; beside the cached start's tg128)"
   run "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 128 --device cuda --programmatic-launch
   echo "-- $preset q4_k_m, batched decode (1, 8, 16 and 32 sequences, 64 tokens each)"
@@ -110,8 +114,9 @@ run "$rayo" bench --kernels -r 3 --types q4_k,q6_k --tokens 16,64,512,2048
 step "benchmark: the GEMV/GEMM crossover (kGemmMinTokens is 32): both kernels at each token count"
 run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 4,8,16,24,32,48,64 --kernel-path both
 
-step "benchmark: the exact int8 GEMMs (--batch-invariant) beside the f16 ones and the GEMVs"
-run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 16,32,64,512 --kernel-path all
+step "benchmark: the int8 and exact int8 GEMMs beside the f16 ones and the GEMVs (which tile each format should take)"
+run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_0,q8_0,q4_k,q5_k,q6_k --tokens 16,32,64,512 \
+  --kernel-path all
 
 if command -v ncu >/dev/null; then
   step "profile: llama3-8b q4_k_m's matmul and attention kernels (time, % of DRAM and of tensor-core peak)"

@@ -3,6 +3,7 @@
 
     scripts/sass-report.py [--rayo build/rayo] [--preset llama3-8b]
                            [--types q4_k_m,q4_0,...] [--arch sm_90] [--parallel N]
+                           [--gemm-tile f16|int8]
 
 For each weight type it writes a one-layer model with the preset's widths
 (`rayo synth --layers 1`), compiles every kernel variant its decode and prompt
@@ -17,6 +18,12 @@ how many weight loads are issued after the pass's first DP4A/MMA (0: every
 load of the pass is in flight before the arithmetic starts; a software-pipelined
 loop issues the next pass's loads among this pass's arithmetic, so there the
 column shows where the last one is issued, as a share of the pass).
+
+--gemm-tile puts the prompt GEMMs of every format on one tile
+(RAYO_GEMM_TILE); the shape column shows GEMM_EXACT=1 (exact) or 2 (int8)
+where a GEMM is not on the f16 tile. A GEMM's hot loop is its K loop, whose
+inner loops (the stage's copies and decoding, a few iterations each) count
+once.
 
 nvdisasm comes with the CUDA toolkit ($CUDA_HOME/bin) or the pip wheel
 nvidia-cuda-nvdisasm; --nvdisasm names it otherwise. No GPU is needed.
@@ -128,18 +135,20 @@ def hot_loop(instrs):
 
 def describe(key):
     parts = key.split(" | ")[0].split()
-    keep = [p for p in parts[1:] if p.split("=")[0] in ("WTYPE", "WTYPE2", "QTYPE", "KTYPE", "VTYPE", "COLS", "ROWS", "TT")]
+    keep = [p for p in parts[1:] if p.split("=")[0] in ("WTYPE", "WTYPE2", "QTYPE", "KTYPE", "VTYPE", "COLS", "ROWS", "TT",
+                                                        "GEMM_EXACT")]
     return parts[0], " ".join(keep)
 
 
-def report(rayo, preset, wtype, arch, nvdisasm, work, parallel):
+def report(rayo, preset, wtype, arch, nvdisasm, work, parallel, gemm_tile):
     model = os.path.join(work, f"{preset}-{wtype}.gguf")
     subprocess.run([rayo, "synth", "--preset", preset, "--type", wtype, "--layers", "1", "--vocab", "4096", "-o", model],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cache = os.path.join(work, f"cache-{wtype}")
     subprocess.run([rayo, "kernels", "--precompile", "--arch", arch, "-m", model] +
                    (["--parallel", str(parallel)] if parallel else []), check=True,
-                   env=dict(os.environ, XDG_CACHE_HOME=cache), stdout=subprocess.DEVNULL)
+                   env=dict(os.environ, XDG_CACHE_HOME=cache, **({"RAYO_GEMM_TILE": gemm_tile} if gemm_tile else {})),
+                   stdout=subprocess.DEVNULL)
     os.remove(model)
     kdir = os.path.join(cache, "rayo", "kernels")
     rows = []
@@ -182,6 +191,8 @@ def main():
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--nvdisasm", default="")
     ap.add_argument("--parallel", type=int, default=0, help="also rayo serve --parallel N's step graphs")
+    ap.add_argument("--gemm-tile", choices=("f16", "int8"), default="",
+                    help="every format's prompt GEMMs on this tile (default: the formats' own choice)")
     a = ap.parse_args()
     nvdisasm = find_nvdisasm(a.nvdisasm)
     print(f"# {a.preset} kernels for {a.arch} (hot loop: the innermost loop with the most DP4A/MMA; "
@@ -191,7 +202,7 @@ def main():
     print("|---|---|---|---:|---:|---:|---:|---:|---|---|")
     with tempfile.TemporaryDirectory() as work:
         for wtype in a.types.split(","):
-            for r in report(a.rayo, a.preset, wtype, a.arch, nvdisasm, work, a.parallel):
+            for r in report(a.rayo, a.preset, wtype, a.arch, nvdisasm, work, a.parallel, a.gemm_tile):
                 print("| " + " | ".join(str(x) for x in (wtype,) + r) + " |")
 
 

@@ -357,9 +357,9 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--kernel-path", o->kernel.path,
                   "with --kernels: auto (the kernels a step of that many tokens uses), gemv, gemm (f16 tensor cores, "
-                  "quantized types), exact (the int8 tensor-core GEMMs of serve --batch-invariant, quantized types), "
-                  "both (each quantized case on gemv and gemm, with the GEMM's speed-up: the crossover) or all "
-                  "(gemv, gemm and exact)")
+                  "quantized types), int8 (int8 tensor cores, quantized types), exact (the int8 tensor-core GEMMs of "
+                  "serve --batch-invariant, quantized types), both (each quantized case on gemv and gemm, with the "
+                  "GEMM's speed-up: the crossover) or all (gemv, gemm, int8 and exact)")
       ->capture_default_str();
   cmd->callback([o] {
     if (!o->model.model.empty() && (std::filesystem::is_directory(o->model.model) ||

@@ -21,15 +21,17 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
     paths = {Path::Gemv};
   else if (o.path == "gemm")
     paths = {Path::Gemm};
+  else if (o.path == "int8")
+    paths = {Path::Int8};
   else if (o.path == "exact")
     paths = {Path::Exact};
   else if (o.path == "both")
     paths = {Path::Gemv, Path::Gemm};
   else if (o.path == "all")
-    paths = {Path::Gemv, Path::Gemm, Path::Exact};
+    paths = {Path::Gemv, Path::Gemm, Path::Int8, Path::Exact};
   else
-    fail("--kernel-path must be auto, gemv, gemm, exact, both or all, got '", o.path, "'");
-  const bool gemm_only = o.path == "gemm" || o.path == "exact";
+    fail("--kernel-path must be auto, gemv, gemm, int8, exact, both or all, got '", o.path, "'");
+  const bool gemm_only = o.path == "gemm" || o.path == "int8" || o.path == "exact";
   std::vector<TensorType> types;
   if (o.types.empty()) {
     types = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
@@ -78,7 +80,8 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
             c.path = path;
             const auto r = bench.run(c, o.reps);
             const bool gemm = tools::kernel_bench_on_tensor_cores(c);
-            const char* kernel = !gemm ? "gemv" : path == Path::Exact ? "exact" : "gemm";
+            const bool int8 = path == Path::Int8 || (path == Path::Auto && cuda::int8_gemm_is_faster(t));
+            const char* kernel = !gemm ? "gemv" : path == Path::Exact ? "exact" : int8 ? "int8" : "gemm";
             const double gbs = static_cast<double>(r.weight_bytes) / r.seconds / 1e9;
             const double tflops = r.flops / r.seconds / 1e12;
             const double speedup = gemm && gemv_seconds > 0 ? gemv_seconds / r.seconds : 0.0;

@@ -27,6 +27,7 @@ bool kernel_bench_on_tensor_cores(const KernelBenchCase& c) {
   switch (c.path) {
     case KernelBenchPath::Gemv: return false;
     case KernelBenchPath::Gemm:
+    case KernelBenchPath::Int8:
     case KernelBenchPath::Exact:
       if (!is_quantized(c.type)) fail("no tensor-core GEMM multiplies ", type_name(c.type), " weights");
       return true;
@@ -46,10 +47,13 @@ KernelSpec kernel_bench_spec(const KernelBenchCase& c) {
     case KernelBenchKind::GateUp: s = gemv_swiglu_spec(c.type, c.type, c.cols, c.rows, tt, kEps, Emit{q, false, false}); break;
     case KernelBenchKind::Logits: s = gemv_spec(c.type, c.cols, c.rows, tt, kEps, 0); break;
   }
-  // Auto: the GEMM a graph would use (uses_exact_gemm).
-  const bool exact =
-      c.path == KernelBenchPath::Exact || (c.path == KernelBenchPath::Auto && int8_gemm_is_faster(c.type));
-  return kernel_bench_on_tensor_cores(c) ? tensor_core_variant(s, exact) : s;
+  // Auto: the GEMM a graph would use (gemm_tile_for: its cases fit the int8 tiles).
+  const GemmTile tile = c.path == KernelBenchPath::Exact ? GemmTile::Exact
+                        : c.path == KernelBenchPath::Int8 ||
+                                (c.path == KernelBenchPath::Auto && int8_gemm_is_faster(c.type))
+                            ? GemmTile::Int8
+                            : GemmTile::F16;
+  return kernel_bench_on_tensor_cores(c) ? tensor_core_variant(s, tile) : s;
 }
 
 double KernelBench::dense_f16_peak() const {

@@ -34,6 +34,7 @@ enum class KernelBenchPath {
   Auto,  // tensor-core GEMMs from kGemmMinTokens tokens (quantized weights), GEMVs below
   Gemv,  // the GEMVs (their token tiles beyond one token)
   Gemm,   // the f16 tensor-core GEMMs (quantized weights only)
+  Int8,   // the int8 tensor-core GEMMs (quantized weights only)
   Exact,  // the exact int8 tensor-core GEMMs of batch-invariant graphs (quantized weights only)
 };
 

@@ -79,10 +79,10 @@ TEST(CudaKernelsNative, GemvEveryFormatAtLlamaWidth) {
   }
 }
 
-// The tensor-core GEMM of every quantized format at llama3-8b's width, 70
-// tokens (three token tiles, the last partial), against the product of the
-// dequantized weights and the dequantized twin; the GEMM rounds both to f16
-// (2^-11 each, as the emulator test allows).
+// The tensor-core GEMMs (the f16 and int8 tiles) of every quantized format at
+// llama3-8b's width, 70 tokens (three token tiles, the last partial), against
+// the product of the dequantized weights and the dequantized twin; the f16
+// tile rounds both to f16 (2^-11 each, as the emulator test allows).
 TEST(CudaKernelsNative, GemmEveryQuantizedFormatAtLlamaWidth) {
   RAYO_REQUIRE_GPU();
   Gpu gpu;
@@ -97,19 +97,26 @@ TEST(CudaKernelsNative, GemmEveryQuantizedFormatAtLlamaWidth) {
     const auto twin = test::q8_twin(x.data(), T, K);
     const std::vector<float> no_norm;
     auto dw = gpu.put(test::gpu_matrix(t, w, M, K)), dx = gpu.put(x), dq = gpu.put(twin.q), dds = gpu.put(twin.ds),
-         dy = gpu.put(std::vector<float>(T * M)), dn = gpu.put(std::vector<int>{static_cast<int>(T)});
-    gpu.run(tensor_core_variant(gemv_spec(t, K, M, 4, -1.0f, 0)), T, matmul_args(dw, dx, dq, dds, 0, 0, dy, 0, dn));
-    const auto y = gpu.get<float>(dy, T * M);
-    for (int64_t tok = 0; tok < T; ++tok) {
-      const auto xs = test::matmul_input(x, no_norm, twin, tok, K, true, false, 0.0f);
-      for (int64_t r = 0; r < M; ++r) {
-        double ref = 0, abs_sum = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          ref += static_cast<double>(wf[r * K + k]) * xs[k];
-          abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * xs[k]);
+         dn = gpu.put(std::vector<int>{static_cast<int>(T)});
+    // The f16 tile rounds both factors to f16; the int8 tile's products are exact.
+    for (GemmTile tile : {GemmTile::F16, GemmTile::Int8}) {
+      SCOPED_TRACE(tile == GemmTile::F16 ? "f16 tile" : "int8 tile");
+      auto dy = gpu.put(std::vector<float>(T * M));
+      gpu.run(tensor_core_variant(gemv_spec(t, K, M, 4, -1.0f, 0), tile), T,
+              matmul_args(dw, dx, dq, dds, 0, 0, dy, 0, dn));
+      const auto y = gpu.get<float>(dy, T * M);
+      const double rounding = tile == GemmTile::F16 ? 2.0 / 2048 : 0.0;
+      for (int64_t tok = 0; tok < T; ++tok) {
+        const auto xs = test::matmul_input(x, no_norm, twin, tok, K, true, false, 0.0f);
+        for (int64_t r = 0; r < M; ++r) {
+          double ref = 0, abs_sum = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            ref += static_cast<double>(wf[r * K + k]) * xs[k];
+            abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * xs[k]);
+          }
+          ASSERT_NEAR(y[tok * M + r], ref, (rounding + (K / 16.0 + 16) * test::kF32Eps) * abs_sum)
+              << "token " << tok << " row " << r;
         }
-        ASSERT_NEAR(y[tok * M + r], ref, (2.0 / 2048 + (K / 16.0 + 16) * test::kF32Eps) * abs_sum)
-            << "token " << tok << " row " << r;
       }
     }
   }
@@ -178,7 +185,7 @@ TEST(CudaKernelsNative, ExactGemmAndEveryTokenTileGiveTheSameBits) {
       auto dy = gpu.put(std::vector<float>(T * M));
       const KernelSpec gemv = gemv_spec(t, K, M, tt, 1e-5f, 1);
       const auto args = matmul_args(dw, dx, dq, dds, dss.ptr(), dnw.ptr(), dy, dres.ptr(), dn);
-      gpu.run(exact ? tensor_core_variant(gemv, true) : gemv, T, args);
+      gpu.run(exact ? tensor_core_variant(gemv, GemmTile::Exact) : gemv, T, args);
       return gpu.get<float>(dy, T * M);
     };
     const auto one = run(1, false), four = run(4, false), exact = run(4, true);

@@ -124,7 +124,7 @@ TEST(CliBench, BatchDecodeCountsEverySequencesTokens) {
 TEST(CliBench, KernelPathsAreCheckedWithOneLine) {
   const auto path = test::run_command(rayo() + " bench --kernels --kernel-path fast");
   EXPECT_NE(path.exit_code, 0);
-  EXPECT_NE(path.output.find("--kernel-path must be auto, gemv, gemm, exact, both or all, got 'fast'"), std::string::npos)
+  EXPECT_NE(path.output.find("--kernel-path must be auto, gemv, gemm, int8, exact, both or all, got 'fast'"), std::string::npos)
       << path.output;
   const auto f16 = test::run_command(rayo() + " bench --kernels --kernel-path gemm --types q4_k,f16");
   EXPECT_NE(f16.exit_code, 0);

@@ -697,8 +697,9 @@ TEST_F(EmulatedGpu, BatchInvariantStepsOfManyTokens) {
 // What --batch-invariant changes in a step graph of 32 tokens: exact GEMMs
 // instead of the f16 ones, no tensor-core attention, and attention split as in
 // a decode step. Without it, only the matmuls whose matrices are all Q6_K
-// (this Q4_K_M file's ffn_down in some layers) take the int8 GEMM, which
-// multiplies that format faster (int8_gemm_is_faster).
+// (this Q4_K_M file's ffn_down in some layers) take an int8 GEMM, the one in
+// row order (GEMM_EXACT=2), which multiplies that format faster
+// (int8_gemm_is_faster).
 TEST(CudaKernelSpecs, BatchInvariantGraphsUseTheExactGemmsAndDecodeAttention) {
   RAYO_REQUIRE_SHARED();
   const auto file = gguf::File::open(test::shared_path("models/synth-llama-q4_k_m.gguf").string());
@@ -724,7 +725,8 @@ TEST(CudaKernelSpecs, BatchInvariantGraphsUseTheExactGemmsAndDecodeAttention) {
                                                         "gemm_swiglu.cu", "gemm_qkv_rope_store.cu"}) {
     const bool int8 = f == "gemm.cu WTYPE=" + q6_k;
     EXPECT_EQ(fast.count(f), int8 ? 0u : 1u) << f;
-    EXPECT_EQ(fast.count(f + " GEMM_EXACT=1"), int8 ? 1u : 0u) << f;
+    EXPECT_EQ(fast.count(f + " GEMM_EXACT=2"), int8 ? 1u : 0u) << f;
+    EXPECT_FALSE(fast.count(f + " GEMM_EXACT=1")) << f << ": only batch-invariant graphs need the GEMV's order";
     EXPECT_FALSE(invariant.count(f)) << f << ": the f16 GEMM rounds its inputs";
     EXPECT_TRUE(invariant.count(f + " GEMM_EXACT=1")) << f;
   }

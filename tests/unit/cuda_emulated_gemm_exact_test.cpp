@@ -77,7 +77,7 @@ void check_matmul(TensorType type, int64_t k, int64_t m, int64_t tokens, MatmulK
     return out;
   };
   const MatmulOut by_gemv = run(spec, gemv);
-  const MatmulOut by_gemm = run(tensor_core_variant(spec, true), gemm);
+  const MatmulOut by_gemm = run(tensor_core_variant(spec, GemmTile::Exact), gemm);
   for (float v : by_gemv.y) ASSERT_TRUE(std::isfinite(v));
   expect_same(by_gemv, by_gemm);
 }
@@ -139,7 +139,7 @@ void check_swiglu(TensorType gate, TensorType up, SwigluKernel gemv, SwigluKerne
     return out;
   };
   const MatmulOut by_gemv = run(spec, gemv);
-  const MatmulOut by_gemm = run(tensor_core_variant(spec, true), gemm);
+  const MatmulOut by_gemm = run(tensor_core_variant(spec, GemmTile::Exact), gemm);
   expect_same(by_gemv, by_gemm);
 }
 
@@ -183,7 +183,7 @@ TEST(CudaEmulatedGemmExact, QkvRopeStoreGivesTheGemvsBits) {
     std::fill(qo, qo + qn, 0.0f);
     std::fill(kc, kc + cache_n, uint16_t{0});
     std::fill(vc, vc + cache_n, uint16_t{0});
-    test::launch(tensor_core_variant(spec, true), b.rows, exact_qkv::gemm_qkv_rope_store, b.args);
+    test::launch(tensor_core_variant(spec, GemmTile::Exact), b.rows, exact_qkv::gemm_qkv_rope_store, b.args);
     expect_same_bits(q, std::vector<float>(qo, qo + qn), "q");
     expect_same_bits(k, std::vector<uint16_t>(kc, kc + cache_n), "k cache");
     expect_same_bits(v, std::vector<uint16_t>(vc, vc + cache_n), "v cache");

@@ -33,6 +33,9 @@ using test::kF32Eps;
 double gemm_tolerance(int64_t k, double abs_sum) {
   return (2.0 / 2048 + (static_cast<double>(k) / 16 + 16) * kF32Eps) * abs_sum + 1e-30;
 }
+// The int8 tile's products are exact (int8 lanes of the weights and of the
+// twin the reference takes too): only the float combines and sums round.
+double int8_tolerance(int64_t k, double abs_sum) { return ((static_cast<double>(k) / 16 + 16) * kF32Eps) * abs_sum + 1e-30; }
 
 using GemmKernel = void (*)(MatmulArgs);
 
@@ -44,13 +47,14 @@ struct GemmCase {
   int epi = 0;
   bool emit = false;  // the twin of y * y_norm_w, with statistics
   float x_scale = 1.0f;  // inputs uniform in [-x_scale, x_scale]
+  GemmTile tile = GemmTile::F16;
 };
 
 // With `gemv`, the decode kernel of the same macros runs on the same inputs
 // too, and the GEMM's outputs must be the GEMV's within the GEMM's tolerance.
 void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel gemv = nullptr) {
   SCOPED_TRACE(cat(type_name(c.type), " K=", c.cols, " M=", c.rows, " tokens=", c.tokens, " norm=", c.norm,
-                   " epi=", c.epi, " x_scale=", c.x_scale));
+                   " epi=", c.epi, " x_scale=", c.x_scale, c.tile == GemmTile::Int8 ? " int8" : " f16"));
   const int64_t K = c.cols, M = c.rows, T = c.tokens;
   const auto w = test::random_weights(c.type, M, K, seed);
   const auto wf = test::dequantized(c.type, w, M, K);
@@ -67,7 +71,7 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel 
   const TwinIn xt{twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data()};
   const KernelSpec spec = gemv_spec(c.type, K, M, 4, c.norm ? c.eps : -1.0f, c.epi, Emit{c.emit, c.emit, c.emit});
   // Launched for a graph of a token tile more than the step: those blocks must return.
-  test::launch(tensor_core_variant(spec), T + kGemmTokens, kernel,
+  test::launch(tensor_core_variant(spec, c.tile), T + kGemmTokens, kernel,
                MatmulArgs{wg.data(), x.data(), xt, nw.data(), y.data(), epi.data(),
                           {yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data()}, y_norm_w.data(), &n});
   if (gemv) {
@@ -87,7 +91,8 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel 
         abs_sum += std::abs(static_cast<double>(wf[r * K + k]) * xs[k]);
       }
       const double add = c.epi == 1 ? epi[t * M + r] : c.epi == 2 ? epi[r] : 0.0;
-      const double tol = gemm_tolerance(K, abs_sum) + 4 * kF32Eps * std::abs(add);
+      const double tol = (c.tile == GemmTile::Int8 ? int8_tolerance(K, abs_sum) : gemm_tolerance(K, abs_sum)) +
+                         4 * kF32Eps * std::abs(add);
       ASSERT_NEAR(y[t * M + r], ref + add, tol) << "token " << t << " row " << r;
       // The GEMV's own error (float sums, checked in cuda_emulated_gemv_test.cpp) adds to the GEMM's.
       if (gemv) {
@@ -187,13 +192,15 @@ TEST(CudaEmulatedGemm, NormResidualBiasAPartialChunkAndTheNextTwin) {
   check_gemm({TensorType::IQ4_NL, 96, 40, 5, true, 1e-6f, 2}, gemm_bias_iq4_nl_k96::gemm, 25);
 }
 
-// Gate Q4_K and up Q6_K (gemm_swiglu_q4_k_q6_k), inputs in [-x_scale, x_scale].
-void check_swiglu(float x_scale) {
-  SCOPED_TRACE(cat("x_scale=", x_scale));
+// Gate Q4_K and up of type `up` (the variant's), inputs in [-x_scale, x_scale],
+// on the given tile.
+using SwigluKernel = void (*)(GateUpArgs);
+void check_swiglu(TensorType up, SwigluKernel kernel, GemmTile tile, float x_scale) {
+  SCOPED_TRACE(cat(type_name(up), " x_scale=", x_scale));
   const int64_t K = 512, M = 64, T = 40;
-  const auto wg = test::random_weights(TensorType::Q4_K, M, K, 31), wu = test::random_weights(TensorType::Q6_K, M, K, 32);
-  const auto gf = test::dequantized(TensorType::Q4_K, wg, M, K), uf = test::dequantized(TensorType::Q6_K, wu, M, K);
-  const auto gg = test::gpu_matrix(TensorType::Q4_K, wg, M, K), ug = test::gpu_matrix(TensorType::Q6_K, wu, M, K);
+  const auto wg = test::random_weights(TensorType::Q4_K, M, K, 31), wu = test::random_weights(up, M, K, 32);
+  const auto gf = test::dequantized(TensorType::Q4_K, wg, M, K), uf = test::dequantized(up, wu, M, K);
+  const auto gg = test::gpu_matrix(TensorType::Q4_K, wg, M, K), ug = test::gpu_matrix(up, wu, M, K);
   const auto x = test::random_floats(T * K, 33, x_scale), nw = test::random_floats(K, 34);
   const auto twin = test::q8_twin(x.data(), T, K, nw.data());
   std::vector<float> y(T * M);
@@ -201,9 +208,9 @@ void check_swiglu(float x_scale) {
   std::vector<test::TwinDs> yds(T * M / 32);
   std::vector<float> yss(T * M / 32);
   const int n = static_cast<int>(T);
-  const KernelSpec spec =
-      gemv_swiglu_spec(TensorType::Q4_K, TensorType::Q6_K, K, M, 4, 1e-5f, Emit{true, false, false});
-  test::launch(tensor_core_variant(spec), T, gemm_swiglu_q4_k_q6_k::gemm_swiglu,
+  const KernelSpec spec = gemv_swiglu_spec(TensorType::Q4_K, up, K, M, 4, 1e-5f, Emit{true, false, false});
+  auto tolerance = tile == GemmTile::Int8 ? int8_tolerance : gemm_tolerance;
+  test::launch(tensor_core_variant(spec, tile), T, kernel,
                GateUpArgs{gg.data(), ug.data(), x.data(),
                           {twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data()}, nw.data(),
                           y.data(), {yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data()}, &n});
@@ -216,7 +223,7 @@ void check_swiglu(float x_scale) {
         ga += std::abs(gf[r * K + k] * xs[k]), ua += std::abs(uf[r * K + k] * xs[k]);
       }
       const double ref = g / (1.0 + std::exp(-g)) * u;
-      const double tol = 1.1 * gemm_tolerance(K, ga) * std::abs(u) + gemm_tolerance(K, ua) * std::abs(g) +
+      const double tol = 1.1 * tolerance(K, ga) * std::abs(u) + tolerance(K, ua) * std::abs(g) +
                          8 * kF32Eps * std::abs(ref);
       ASSERT_NEAR(y[t * M + r], ref, tol) << "token " << t << " row " << r;
     }
@@ -225,20 +232,22 @@ void check_swiglu(float x_scale) {
   for (int64_t i = 0; i < T * M; ++i) ASSERT_EQ(yq[i], ref.q[i]) << "q " << i;
 }
 
-TEST(CudaEmulatedGemm, GateUpGluWithMixedFormats) { check_swiglu(1.0f); }
+TEST(CudaEmulatedGemm, GateUpGluWithMixedFormats) {
+  check_swiglu(TensorType::Q6_K, gemm_swiglu_q4_k_q6_k::gemm_swiglu, GemmTile::F16, 1.0f);
+}
 
 // The fused attention input, checked as on CUDA cores (qkv_check.h) with the
 // GEMM's tolerance: 40 tokens, positions 0..39 of one sequence in 4 blocks of
 // 16 (scrambled); tiles of 32 tokens x 32 pairs.
 using QkvKernel = void (*)(QkvArgs);
 
-void check_qkv(const test::QkvCase& c, QkvKernel kernel, uint32_t seed) {
+void check_qkv(const test::QkvCase& c, QkvKernel kernel, uint32_t seed, GemmTile tile = GemmTile::F16) {
   test::QkvTokens tokens{std::vector<int>(40), std::vector<int>(40, 0), {2, 0, 3, 1}, 4};
   for (int t = 0; t < 40; ++t) tokens.positions[t] = t;
   auto run = [&](const test::QkvBuffers& b) {
-    test::launch(tensor_core_variant(qkv_rope_store_spec(b.shape, 4)), b.rows, kernel, b.args);
+    test::launch(tensor_core_variant(qkv_rope_store_spec(b.shape, 4), tile), b.rows, kernel, b.args);
   };
-  test::check_qkv(c, tokens, seed, run, gemm_tolerance);
+  test::check_qkv(c, tokens, seed, run, tile == GemmTile::Int8 ? int8_tolerance : gemm_tolerance);
 }
 
 // A llama-style QKV (Q4_K_M's formats, llama3's RoPE base, fused norm) at small widths.
@@ -278,10 +287,45 @@ TEST(CudaEmulatedGemm, HugeResidualsThroughAFusedNormGiveWhatDecodeGives) {
   GemmCase norm_res_emit{TensorType::IQ4_XS, 768, 64, 20, true, 1e-5f, 1, true};
   norm_res_emit.x_scale = kHuge;
   check_gemm(norm_res_emit, gemm_norm_res_emit_iq4_xs::gemm, 52);
-  check_swiglu(kHuge);
+  check_swiglu(TensorType::Q6_K, gemm_swiglu_q4_k_q6_k::gemm_swiglu, GemmTile::F16, kHuge);
   test::QkvCase llama = llama_qkv_case();
   llama.x_scale = kHuge;
   check_qkv(llama, gemm_qkv_llama::gemm_qkv_rope_store, 53);
+}
+
+// The int8 tile (GEMM_EXACT 2): every format, with the float error alone as
+// its tolerance (its int8 products are exact), against the same float64
+// references; with a norm, residual, bias, a partial chunk, the next twin and
+// huge residuals; gate/up of one unit shape and two formats; q, k and v.
+GemmCase on_int8(GemmCase c) {
+  c.tile = GemmTile::Int8;
+  return c;
+}
+
+TEST(CudaEmulatedGemm, Int8TileMatchesTheProductForEveryFormat) {
+  check_gemm(on_int8({TensorType::Q4_0, 512, 96, 37}), int8_q4_0::gemm, 1);
+  check_gemm(on_int8({TensorType::Q4_1, 512, 96, 37}), int8_q4_1::gemm, 2);
+  check_gemm(on_int8({TensorType::Q5_0, 512, 96, 37}), int8_q5_0::gemm, 3);
+  check_gemm(on_int8({TensorType::Q5_1, 512, 96, 37}), int8_q5_1::gemm, 4);
+  check_gemm(on_int8({TensorType::Q8_0, 512, 96, 37}), int8_q8_0::gemm, 5);
+  check_gemm(on_int8({TensorType::Q2_K, 512, 96, 37}), int8_q2_k::gemm, 6);
+  check_gemm(on_int8({TensorType::Q3_K, 512, 96, 37}), int8_q3_k::gemm, 7);
+  check_gemm(on_int8({TensorType::Q4_K, 512, 96, 37}), int8_q4_k::gemm, 8);
+  check_gemm(on_int8({TensorType::Q5_K, 512, 96, 37}), int8_q5_k::gemm, 9);
+  check_gemm(on_int8({TensorType::Q6_K, 512, 96, 37}), int8_q6_k::gemm, 10);
+  check_gemm(on_int8({TensorType::IQ4_NL, 512, 96, 37}), int8_iq4_nl::gemm, 11);
+  check_gemm(on_int8({TensorType::IQ4_XS, 512, 96, 37}), int8_iq4_xs::gemm, 12);
+}
+
+TEST(CudaEmulatedGemm, Int8TileWithNormResidualBiasTwinsGateUpAndQkv) {
+  check_gemm(on_int8({TensorType::Q4_K, 768, 64, 20, true, 1e-5f}), int8_norm_q4_k::gemm, 21, gemv_norm_q4_k::gemv);
+  check_gemm(on_int8({TensorType::Q6_K, 256, 128, 33, false, 0.0f, 1, true}), int8_res_emit_q6_k::gemm, 22);
+  check_gemm(on_int8({TensorType::Q8_0, 96, 40, 5, true, 1e-6f, 2}), int8_bias_q8_0_k96::gemm, 23);
+  GemmCase huge = on_int8({TensorType::IQ4_XS, 768, 64, 20, true, 1e-5f, 1, true});
+  huge.x_scale = 4e6f;
+  check_gemm(huge, int8_norm_res_emit_iq4_xs::gemm, 24);
+  check_swiglu(TensorType::Q5_K, int8_swiglu_q4_k_q5_k::gemm_swiglu, GemmTile::Int8, 1.0f);
+  check_qkv(llama_qkv_case(), int8_qkv_llama::gemm_qkv_rope_store, 25, GemmTile::Int8);
 }
 
 }  // namespace

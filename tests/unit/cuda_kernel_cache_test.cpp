@@ -181,5 +181,29 @@ TEST(CudaKernelCache, PrecompileCommandFillsTheCacheWithoutAGpu) {
   EXPECT_NE(bad.output.find("--arch must look like sm_90"), std::string::npos) << bad.output;
 }
 
+// RAYO_GEMM_TILE puts every prompt GEMM on one tile (for timing the tiles side
+// by side on a GPU): int8 gives the Q4_K matmuls GEMM_EXACT=2, f16 none, and
+// anything else is refused in one line.
+TEST(CudaKernelCache, GemmTileEnvironmentPicksThePromptGemmsTile) {
+  REQUIRE_NVRTC();
+  RAYO_REQUIRE_SHARED();
+  const auto dir = test::temp_dir("kernel_cache_tile");
+  auto precompile = [&](const std::string& tile) {
+    return test::run_command("XDG_CACHE_HOME=" + dir.string() + " RAYO_GEMM_TILE=" + tile + " " +
+                             test::rayo_binary().string() + " kernels --precompile --verbose --arch sm_90 -c 512 -b 32 -m " +
+                             test::shared_path("models/synth-llama-q4_k_m.gguf").string());
+  };
+  const auto int8 = precompile("int8");
+  ASSERT_EQ(int8.exit_code, 0) << int8.output;
+  EXPECT_NE(int8.output.find("gemm.cu WTYPE=12 COLS=512 ROWS=512 TT=4"), std::string::npos) << int8.output;
+  EXPECT_NE(int8.output.find("GEMM_EXACT=2"), std::string::npos) << int8.output;
+  const auto f16 = precompile("f16");
+  ASSERT_EQ(f16.exit_code, 0) << f16.output;
+  EXPECT_EQ(f16.output.find("GEMM_EXACT"), std::string::npos) << f16.output;
+  const auto bad = precompile("fp8");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("RAYO_GEMM_TILE=\"fp8\" is not one of f16, int8"), std::string::npos) << bad.output;
+}
+
 }  // namespace
 }  // namespace rayo::cuda

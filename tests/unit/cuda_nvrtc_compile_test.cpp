@@ -111,15 +111,15 @@ TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {
       specs.push_back(gemv_swiglu_spec(t, t, 4096, 14336, 8, 1e-5f, Emit{quantized, false, false}));
       specs.push_back(dequant_spec(t, 4096, quantized ? normed : Emit{}));
     }
-    // The tensor-core GEMMs (f16 and exact) of the formats no shared model
+    // The tensor-core GEMMs (every tile) of the formats no shared model
     // holds (the shared models' variants cover the others), for a matmul and
     // for gate/up (IQ4_XS beside Q4_K, whose unit shape it shares).
     for (TensorType t : {TensorType::IQ4_NL, TensorType::IQ4_XS})
-      for (bool exact : {false, true}) {
-        specs.push_back(tensor_core_variant(gemv_spec(t, 4096, 4096, 4, 1e-5f, 1, normed), exact));
+      for (GemmTile tile : {GemmTile::F16, GemmTile::Int8, GemmTile::Exact}) {
+        specs.push_back(tensor_core_variant(gemv_spec(t, 4096, 4096, 4, 1e-5f, 1, normed), tile));
         const TensorType up = t == TensorType::IQ4_XS ? TensorType::Q4_K : t;
         specs.push_back(
-            tensor_core_variant(gemv_swiglu_spec(t, up, 4096, 14336, 4, 1e-5f, Emit{true, false, false}), exact));
+            tensor_core_variant(gemv_swiglu_spec(t, up, 4096, 14336, 4, 1e-5f, Emit{true, false, false}), tile));
       }
     specs.push_back(quantize_spec(4096, normed));
     specs.push_back(quantize_spec(4100, Emit{false, false, true}));

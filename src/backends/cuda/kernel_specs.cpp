@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
 #include "backends/cuda/device_sampling.h"
 #include "backends/cuda/weight_layout.h"
 #include "common/error.h"
+#include "common/strings.h"
 
 namespace rayo::cuda {
 
@@ -123,11 +126,29 @@ bool exact_gemm_fits(const graph::Graph& g, const Node& n) {
 
 bool int8_gemm_is_faster(TensorType t) { return t == TensorType::Q6_K; }
 
-bool uses_exact_gemm(const graph::Graph& g, const Node& n) {
-  if (g.config().batch_invariant) return true;
-  for (int w : graph::matrix_weights(n))
-    if (!int8_gemm_is_faster(g.weights()[w].type)) return false;
-  return exact_gemm_fits(g, n);
+// RAYO_GEMM_TILE=f16|int8 sets the prompt GEMMs' tile for every format (int8
+// only where it fits), for timing one against the other on a GPU; unset, the
+// choice is int8_gemm_is_faster's.
+static std::optional<GemmTile> forced_gemm_tile() {
+  static const std::optional<GemmTile> forced = []() -> std::optional<GemmTile> {
+    const char* env = std::getenv("RAYO_GEMM_TILE");
+    if (env == nullptr || *env == '\0') return std::nullopt;
+    const std::string_view s(env);
+    if (s == "f16") return GemmTile::F16;
+    if (s == "int8") return GemmTile::Int8;
+    fail("RAYO_GEMM_TILE=", quote_for_message(s), " is not one of f16, int8");
+  }();
+  return forced;
+}
+
+GemmTile gemm_tile_for(const graph::Graph& g, const Node& n) {
+  if (g.config().batch_invariant) return GemmTile::Exact;
+  const auto forced = forced_gemm_tile();
+  if (forced == GemmTile::F16) return GemmTile::F16;
+  if (!forced)
+    for (int w : graph::matrix_weights(n))
+      if (!int8_gemm_is_faster(g.weights()[w].type)) return GemmTile::F16;
+  return exact_gemm_fits(g, n) ? GemmTile::Int8 : GemmTile::F16;
 }
 
 bool multiplies_half_rows(const graph::Graph& g, const Node& n) {
@@ -144,10 +165,10 @@ bool uses_gemm(const graph::Graph& g, const Node& n) {
   return !g.config().batch_invariant || exact_gemm_fits(g, n);
 }
 
-KernelSpec tensor_core_variant(const KernelSpec& s, bool exact) {
+KernelSpec tensor_core_variant(const KernelSpec& s, GemmTile tile) {
   KernelSpec t = s;
-  if (exact) t.defines.push_back({"GEMM_EXACT", "1"});
-  t.no_fma = exact;  // the f16 GEMM's sums differ from the GEMV's anyway: let it fuse
+  if (tile != GemmTile::F16) t.defines.push_back({"GEMM_EXACT", tile == GemmTile::Exact ? "1" : "2"});
+  t.no_fma = tile == GemmTile::Exact;  // the other tiles' sums differ from the GEMV's anyway: let them fuse
   t.dynamic_shared = kGemmSharedBytes;
   // Grid: (token tiles, row tiles); gate/up's and q/k/v's tiles hold half as
   // many of their rows (a gate row and an up row; a pair of rotated rows).
@@ -439,7 +460,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
   const float norm_eps = n.aux[0] >= 0 ? n.eps : -1.0f;
   const Emit emit = emit_of(plan, index);
   const bool gemm = uses_gemm(g, n);
-  auto matmul = [&](KernelSpec s) { return gemm ? tensor_core_variant(s, uses_exact_gemm(g, n)) : s; };
+  auto matmul = [&](KernelSpec s) { return gemm ? tensor_core_variant(s, gemm_tile_for(g, n)) : s; };
   std::vector<KernelSpec> specs;
   for (int t : plan.quantize_before[static_cast<size_t>(index)]) {
     const Twin& tw = plan.twins[static_cast<size_t>(t)];
@@ -588,15 +609,15 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
     out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, Emit{}));  // the last layer's
     if (s.ffn_down == s.ffn) break;
   }
-  // A prompt graph's matmuls on tensor cores (its token tile macro is 4), and
-  // a batch-invariant graph's exact ones.
+  // A prompt graph's matmuls on tensor cores (its token tile macro is 4), on
+  // every tile (f16, int8, and a batch-invariant graph's exact one).
   const size_t decode_specs = out.size();
   for (size_t i = 0; i < decode_specs; ++i) {
     const std::string f = out[i].file;  // a copy: the push_backs below move out[i]
     if (f != "gemv.cu" && f != "gemv_swiglu.cu" && f != "qkv_rope_store.cu") continue;
-    for (bool exact : {false, true}) {
-      if (exact && f == "qkv_rope_store.cu" && s.head_dim % 64 != 0) continue;
-      KernelSpec t = tensor_core_variant(out[i], exact);
+    for (GemmTile tile : {GemmTile::F16, GemmTile::Int8, GemmTile::Exact}) {
+      if (tile != GemmTile::F16 && f == "qkv_rope_store.cu" && s.head_dim % 64 != 0) continue;
+      KernelSpec t = tensor_core_variant(out[i], tile);
       for (auto& [name, value] : t.defines)
         if (name == "TT") value = "4";
       out.push_back(t);

@@ -65,10 +65,16 @@ int gemv_token_tile(int64_t max_rows);
 // gate+up and output (1.2x at 16, 1.7x at 24); at 32 the sums of a layer are
 // even. 16 sequences decoded together ran at 582 t/s on the GEMMs.
 constexpr int64_t kGemmMinTokens = 32;
-// Whether the int8 GEMM (GEMM_EXACT) multiplies weights of type t faster than
-// the f16 one, so that graphs that are not batch-invariant use it too. Q6_K:
-// 1.8x at 512 tokens on an H100 (ffn_down 1 499 vs 2 733 us), 2.3x at 16;
-// Q4_K was 8% slower on it.
+// The tensor-core GEMM tiles (gemm.cuh): f16 (weights decoded to f16, the
+// tokens' twins converted), int8 (both as int8 lanes with float scales, each
+// unit's sum combined and added in row order) and exact (int8 in the GEMVs'
+// order: their bits, for batch-invariant graphs).
+enum class GemmTile { F16, Int8, Exact };
+// Whether the int8 GEMM multiplies weights of type t faster than the f16 one,
+// so that graphs that are not batch-invariant use it. Q6_K: the exact int8
+// tile was 1.8x the f16 one at 512 tokens on an H100 (ffn_down 1 499 vs
+// 2 733 us), 2.3x at 16; Q4_K 8% slower, before either tile's rework of
+// 2026-11-27 (not yet measured on a GPU).
 bool int8_gemm_is_faster(TensorType t);
 // The GEMMs' tiles (gemm.cuh's GEMM_TOKENS, GEMM_ROWS; GEMM_THREADS threads):
 // a GEMM's grid is (ceil(token rows / kGemmTokens), ceil(its rows / its tile
@@ -87,19 +93,20 @@ bool uses_gemm(const graph::Graph& g, const graph::Node& n);
 // (gemm.cuh's gemm_tile_half_rows): a plain product (no fused norm) of rows
 // of a multiple of 8 values.
 bool multiplies_half_rows(const graph::Graph& g, const graph::Node& n);
-// Whether node n's GEMM is the exact int8 one: in batch-invariant graphs, and
-// where every matrix it reads is of a type the int8 GEMM multiplies faster.
-bool uses_exact_gemm(const graph::Graph& g, const graph::Node& n);
-// Whether the exact GEMM can multiply node n: its tiles must not mix unit
-// shapes (gate and up of one shape; q, k and v tiles of one matrix each,
-// which head sizes that are multiples of 64 give).
+// The tile of node n's GEMM: exact in batch-invariant graphs; int8 where every
+// matrix it reads is of a type the int8 GEMM multiplies faster and its tiles
+// fit (exact_gemm_fits); f16 otherwise.
+GemmTile gemm_tile_for(const graph::Graph& g, const graph::Node& n);
+// Whether the int8 tiles (exact or not) can multiply node n: their tiles must
+// not mix unit shapes (gate and up of one shape; q, k and v tiles of one
+// matrix each, which head sizes that are multiples of 64 give).
 bool exact_gemm_fits(const graph::Graph& g, const graph::Node& n);
 // The tensor-core twin of a GEMV-family variant: the same macros, gemm.cu for
 // gemv.cu, gemm_swiglu.cu for gemv_swiglu.cu, gemm_qkv_rope_store.cu for
-// qkv_rope_store.cu; `exact` adds GEMM_EXACT=1 (int8, in the GEMV's order, and
-// like the GEMVs without FMA contraction); both ask for kGemmSharedBytes of
-// dynamic shared memory.
-KernelSpec tensor_core_variant(const KernelSpec& gemv_family, bool exact = false);
+// qkv_rope_store.cu; the int8 tile adds GEMM_EXACT=2, the exact one
+// GEMM_EXACT=1 (in the GEMV's order, and like the GEMVs without FMA
+// contraction); all ask for kGemmSharedBytes of dynamic shared memory.
+KernelSpec tensor_core_variant(const KernelSpec& gemv_family, GemmTile tile = GemmTile::F16);
 
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
 // tokens) use small chunks, so that a long context spreads over many blocks

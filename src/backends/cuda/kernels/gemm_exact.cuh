@@ -1,9 +1,19 @@
-// gemm.cuh's exact tile (GEMM_EXACT): quantized weights times the q8 twin on
-// int8 tensor cores, every output summed in the GEMVs' order, so that it is
-// bit for bit the GEMV's (gemm.cuh says how). Included by gemm.cuh alone.
+// gemm.cuh's int8 tiles: quantized weights times the q8 twin on int8 tensor
+// cores, both kept as int8 lanes with float scales (no f16 rounding, so no
+// size of residual overflows). Two namespaces over one implementation
+// (int8_tile, kGemvOrder):
+//   - gemm_exact (GEMM_EXACT 1, batch-invariant graphs): every output summed
+//     in the GEMVs' order, so that it is bit for bit the GEMV's (gemm.cuh
+//     says how);
+//   - gemm_int8 (GEMM_EXACT 2, prompts): the units in their order along the
+//     row, each unit's combined sum added straight to its output: no tree,
+//     the format's float combine per unit and output the only float work.
+// Both stage the same way (weights' int8 lanes and Meta decoded once per
+// block, tokens' lanes and (d, s) pairs from L2) and load their fragments by
+// ldmatrix. Included by gemm.cuh alone.
 #pragma once
 
-namespace gemm_exact {
+namespace gemm_int8_tiles {
 
 // A shared row holds one stage's int8 lanes: GEMM_K values as 64 ints, 4 more
 // of padding so that the fragment loads of 8 rows (68 ints apart) hit 8
@@ -32,11 +42,6 @@ struct alignas(16) GemmShared {
 };
 static_assert(sizeof(float) * GEMM_TOKENS * GEMM_ROWS <= sizeof(int) * GEMM_ROWS * GEMM_ROW_INTS, "out() fits in w");
 static_assert(sizeof(GemmShared) <= 98304, "kernel_specs.h's kGemmSharedBytes");
-
-// The tile's sums come out without the norm's 1/rms, which callers apply from
-// sh.inv() after them, as the GEMV does: activations stay int8 with float
-// scales, so no size of residual overflows, and the order is the GEMV's.
-constexpr bool kNormInSums = false;
 
 // A unit's bytes in a stage slot, piece by piece in the order Gpu<FMT>::read
 // takes them (its braced initialisers run left to right): with kCopy each
@@ -85,14 +90,15 @@ struct UnitPieces {
 };
 
 // The order in which the tile walks the units of a row of K values of format
-// FMT: place i is lane p = bitrev5(i / kPerLane)'s unit i % kPerLane, that is
-// unit 32 (i % kPerLane) + p, or none when past the row (lanes of a row of
-// fewer than 32 kPerLane units hold fewer).
-template <int FMT, int K>
-struct ExactOrder {
+// FMT. With kGemvOrder, place i is lane p = bitrev5(i / kPerLane)'s unit
+// i % kPerLane, that is unit 32 (i % kPerLane) + p, or none when past the row
+// (lanes of a row of fewer than 32 kPerLane units hold fewer). Without, place
+// i is unit i.
+template <int FMT, int K, bool kGemvOrder>
+struct UnitOrder {
   static constexpr int kUnits = K / Gpu<FMT>::kUnit;
-  static constexpr int kPerLane = (kUnits + 31) / 32;
-  static constexpr int kPlaces = 32 * kPerLane;
+  static constexpr int kPerLane = kGemvOrder ? (kUnits + 31) / 32 : 1;
+  static constexpr int kPlaces = kGemvOrder ? 32 * kPerLane : kUnits;
   static constexpr int kPerStage = gemm_units_per_chunk<FMT>();
   static constexpr int kStages = (kPlaces + kPerStage - 1) / kPerStage;
   // A unit slot of a stage's shared rows: its int8 lanes (kInts ints, in
@@ -109,10 +115,10 @@ struct ExactOrder {
   }
   // The unit at a place, or -1.
   __device__ static int unit(int place) {
-    const int u = 32 * (place % kPerLane) + lane(place);
+    const int u = kGemvOrder ? 32 * (place % kPerLane) + lane(place) : place;
     return place < kPlaces && u < kUnits ? u : -1;
   }
-  __device__ static bool ends_lane(int place) { return place % kPerLane == kPerLane - 1; }
+  __device__ static bool ends_lane(int place) { return kGemvOrder && place % kPerLane == kPerLane - 1; }
 };
 
 template <typename Meta>
@@ -128,9 +134,9 @@ __device__ __forceinline__ Meta load_meta(const u8* slot) {
 
 // Issues the copies of unit slot uc of stage kc of a row of an M x K matrix
 // of format FMT into its raw slot of shared row `srow` (stage kc % 2).
-template <int FMT, long long M, int K>
+template <int FMT, long long M, int K, bool kGemvOrder>
 __device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int kc, int uc, GemmShared& sh, int srow) {
-  using O = ExactOrder<FMT, K>;
+  using O = UnitOrder<FMT, K, kGemvOrder>;
   const int u = O::unit(kc * O::kPerStage + uc);
   if (u >= 0) {
     const UnitPieces<FMT, M, K, true> copy{{w}, sh.raw[kc % 2][srow] + uc * O::kRawBytes};
@@ -140,10 +146,10 @@ __device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int 
 
 // Decodes unit slot uc of stage kc of that row from its raw slot into shared
 // row `srow`: its int8 lanes and its Meta (zeros for no unit).
-template <int FMT, long long M, int K>
+template <int FMT, long long M, int K, bool kGemvOrder>
 __device__ __forceinline__ void gemm_decode_unit(long long row, int kc, int uc, GemmShared& sh, int srow) {
   using F = Gpu<FMT>;
-  using O = ExactOrder<FMT, K>;
+  using O = UnitOrder<FMT, K, kGemvOrder>;
   static_assert(sizeof(typename F::Meta) <= O::kMetaBytes, "a Meta fits its slot");
   constexpr int kInts = O::kInts;
   const int u = O::unit(kc * O::kPerStage + uc);
@@ -164,10 +170,10 @@ RAYO_UNROLL
 
 // The tokens' part of stage kc (activations laid out as format FMT reads
 // them): t < nt from the q8 twin, zeros past nt or past the row.
-template <int FMT, int K, bool kXSums>
+template <int FMT, int K, bool kXSums, bool kGemvOrder>
 __device__ __forceinline__ void gemm_stage_tokens(const i8* xq, const float2* xds, int nt, int kc, GemmShared& sh) {
   using F = Gpu<FMT>;
-  using O = ExactOrder<FMT, K>;
+  using O = UnitOrder<FMT, K, kGemvOrder>;
   constexpr int kInts = O::kInts, kSegs = O::kSegs, kDs = O::kDs;
   for (int task = threadIdx.x; task < GEMM_TOKENS * O::kPerStage; task += GEMM_THREADS) {
     const int t = task / O::kPerStage, uc = task % O::kPerStage;
@@ -216,35 +222,58 @@ RAYO_UNROLL
 }
 
 // The warp's part of stage kc, for its 32 rows of format FMT: every unit's
-// segment sums on tensor cores, combined and added to the lane sums.
-template <int FMT, int K, int FMT_ORDER>
-__device__ __forceinline__ void gemm_exact_chunk(const GemmShared& sh, int kc, float (&acc)[2][2][4],
-                                                 float (&stack)[2][2][4][5]) {
+// segment sums on tensor cores, combined and added to the outputs (with
+// kGemvOrder to the lane sums, whose trees complete them). The fragments of
+// two segments at a time come by ldmatrix_x4 (mma.cuh): for the weights the
+// 8 x 8 matrices of 16-bit pairs (rows +0, segment k), (+8, k), (+0, k + 1),
+// (+8, k + 1), lane l giving row l % 16's 16 bytes of segment k + l / 16; for
+// the tokens (tokens +0, k), (+0, k + 1), (+8, k), (+8, k + 1), lane l giving
+// token l % 8 + 8 (l / 16)'s of segment k + (l / 8) % 2. Shared rows are 68
+// ints apart, so 8 rows' 16 bytes fall in distinct banks.
+template <int FMT, int K, int FMT_ORDER, bool kGemvOrder>
+__device__ __forceinline__ void gemm_int8_chunk(const GemmShared& sh, int kc, float (&acc)[2][2][4],
+                                                float (&stack)[2][2][4][5]) {
   using F = Gpu<FMT>;
-  using O = ExactOrder<FMT_ORDER, K>;
+  using O = UnitOrder<FMT_ORDER, K, kGemvOrder>;
   constexpr int kInts = O::kInts, kSegs = O::kSegs, kDs = O::kDs, kMeta = O::kMetaBytes;
+  static_assert(kSegs % 2 == 0, "segments go by pairs");
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const int g = lane / 4, t = lane % 4;
   const int row0 = 32 * (warp % 2), tok0 = 16 * (warp / 2);
+  const int arow = lane % 16, aseg = lane / 16;
+  const int btok = tok0 + lane % 8 + 8 * (lane / 16), bseg = (lane / 8) % 2;
   for (int uc = 0; uc < O::kPerStage; ++uc) {
     const int place = kc * O::kPerStage + uc;
     if (place >= O::kPlaces) break;
     if (O::unit(place) >= 0) {
+      u32 b[kSegs][2];  // segment k's fragment of tokens 8 ni .. + 7
+RAYO_UNROLL
+      for (int k = 0; k < kSegs; k += 2) {
+        u32 r[4];
+        ldmatrix_x4(r, &sh.x[btok][uc * kInts + 4 * (k + bseg)]);
+        b[k][0] = r[0], b[k + 1][0] = r[1], b[k][1] = r[2], b[k + 1][1] = r[3];
+      }
 RAYO_UNROLL
       for (int mi = 0; mi < 2; ++mi) {
         const int r0 = row0 + 16 * mi + g;
         const typename F::Meta m0 = load_meta<typename F::Meta>(&sh.meta[r0][uc * kMeta]);
         const typename F::Meta m1 = load_meta<typename F::Meta>(&sh.meta[r0 + 8][uc * kMeta]);
+        u32 a[kSegs][2];  // segment k's fragment of rows 16 mi .. + 15
+RAYO_UNROLL
+        for (int k = 0; k < kSegs; k += 2) {
+          u32 r[4];
+          ldmatrix_x4(r, &sh.w[row0 + 16 * mi + arow][uc * kInts + 4 * (k + aseg)]);
+          a[k][0] = r[0], a[k][1] = r[1], a[k + 1][0] = r[2], a[k + 1][1] = r[3];
+        }
 RAYO_UNROLL
         for (int ni = 0; ni < 2; ++ni) {
+          // A pair of segments of one scale sums in one accumulator
+          // (kPairedSegments): exact either way, and combine adds no pair.
           int c[kSegs][4];
 RAYO_UNROLL
           for (int k = 0; k < kSegs; ++k) {
-            const u32 a[2] = {static_cast<u32>(sh.w[r0][uc * kInts + 4 * k + t]),
-                              static_cast<u32>(sh.w[r0 + 8][uc * kInts + 4 * k + t])};
-            const u32 b = static_cast<u32>(sh.x[tok0 + 8 * ni + g][uc * kInts + 4 * k + t]);
             c[k][0] = c[k][1] = c[k][2] = c[k][3] = 0;
-            mma_s8_16816(c[k], a, b);
+            mma_s8_16816(F::kPairedSegments && k % 2 == 1 ? c[k - 1] : c[k], a[k], b[k][ni]);
           }
 RAYO_UNROLL
           for (int e = 0; e < 4; ++e) {
@@ -260,7 +289,7 @@ RAYO_UNROLL
         }
       }
     }
-    if (O::ends_lane(place)) {
+    if (kGemvOrder && O::ends_lane(place)) {
       const int s = place / O::kPerLane;
 RAYO_UNROLL
       for (int mi = 0; mi < 2; ++mi)
@@ -274,7 +303,7 @@ RAYO_UNROLL
 
 // What gemm_tile does with each unit task of stage kc: issue its copies, or
 // decode it from its raw slot.
-template <int K>
+template <int K, bool kGemvOrder>
 struct UnitOp {
   GemmShared& sh;
   int kc;
@@ -282,16 +311,16 @@ struct UnitOp {
   template <int FMT, long long M>
   __device__ void operator()(GemmMatrix<FMT, M>, const u8* w, long long row, int uc, int srow) const {
     if (decode)
-      gemm_decode_unit<FMT, M, K>(row, kc, uc, sh, srow);
+      gemm_decode_unit<FMT, M, K, kGemvOrder>(row, kc, uc, sh, srow);
     else
-      gemm_stage_unit<FMT, M, K>(w, row, kc, uc, sh, srow);
+      gemm_stage_unit<FMT, M, K, kGemvOrder>(w, row, kc, uc, sh, srow);
   }
 };
 
 // As gemm.cuh's f16 gemm_tile: rows 0..31 of format FMT_LO, 32..63 of FMT_HI
 // (the same unit shape: the tokens are staged once, as FMT_LO reads them).
-template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>
-__device__ __forceinline__ void gemm_tile(const Units& units, const i8* xq, const float2* xds, const float* xss,
+template <bool kGemvOrder, int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>
+__device__ __forceinline__ void int8_tile(const Units& units, const i8* xq, const float2* xds, const float* xss,
                                           float eps, int nt, GemmShared& sh) {
   static_assert(Gpu<FMT_LO>::kUnit == Gpu<FMT_HI>::kUnit, "one unit shape per tile");
   constexpr bool kXSums = Gpu<FMT_LO>::kXSums || Gpu<FMT_HI>::kXSums;
@@ -307,26 +336,45 @@ RAYO_UNROLL
         for (int l = 0; l < 5; ++l) stack[mi][ni][i][l] = 0.0f;
       }
   const bool lo = threadIdx.x / WARP % 2 == 0;
-  constexpr int kStages = ExactOrder<FMT_LO, K>::kStages;
+  constexpr int kStages = UnitOrder<FMT_LO, K, kGemvOrder>::kStages;
   // As the f16 tile: stage kc + 1's weight copies are in flight while stage
   // kc is decoded and multiplied (the tokens are staged from L2 directly).
-  units(UnitOp<K>{sh, 0, false});
+  units(UnitOp<K, kGemvOrder>{sh, 0, false});
   cp_async_commit();
   for (int kc = 0; kc < kStages; ++kc) {
-    if (kc + 1 < kStages) units(UnitOp<K>{sh, kc + 1, false});
+    if (kc + 1 < kStages) units(UnitOp<K, kGemvOrder>{sh, kc + 1, false});
     cp_async_commit();
     cp_async_wait<1>();  // stage kc's copies have landed ...
     __syncthreads();     // ... everyone's; and the previous stage's multiply is done with the tiles
-    units(UnitOp<K>{sh, kc, true});
-    gemm_stage_tokens<FMT_LO, K, kXSums>(xq, xds, nt, kc, sh);
+    units(UnitOp<K, kGemvOrder>{sh, kc, true});
+    gemm_stage_tokens<FMT_LO, K, kXSums, kGemvOrder>(xq, xds, nt, kc, sh);
     __syncthreads();
     if (FMT_LO == FMT_HI || lo)
-      gemm_exact_chunk<FMT_LO, K, FMT_LO>(sh, kc, acc, stack);
+      gemm_int8_chunk<FMT_LO, K, FMT_LO, kGemvOrder>(sh, kc, acc, stack);
     else
-      gemm_exact_chunk<FMT_HI, K, FMT_LO>(sh, kc, acc, stack);
+      gemm_int8_chunk<FMT_HI, K, FMT_LO, kGemvOrder>(sh, kc, acc, stack);
   }
   cp_async_wait<0>();  // nothing is left but an empty group
   __syncthreads();
   gemm_tile_results<K, kNorm>(acc, xss, eps, nt, sh);
 }
-}  // namespace gemm_exact
+}  // namespace gemm_int8_tiles
+
+// The two tiles as gemm_namespace.cuh picks them: the names each kernel file
+// uses. Their sums come out without the norm's 1/rms (kNormInSums), which
+// callers apply from sh.inv() after them, as the GEMV does.
+#define RAYO_INT8_TILE_NAMESPACE(name, gemv_order)                                                           \
+  namespace name {                                                                                          \
+  using gemm_int8_tiles::GemmShared;                                                                        \
+  constexpr bool kNormInSums = false;                                                                       \
+  template <int K>                                                                                          \
+  using UnitOp = gemm_int8_tiles::UnitOp<K, gemv_order>;                                                    \
+  template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>                                      \
+  __device__ __forceinline__ void gemm_tile(const Units& units, const i8* xq, const float2* xds,            \
+                                            const float* xss, float eps, int nt, GemmShared& sh) {          \
+    gemm_int8_tiles::int8_tile<gemv_order, K, kNorm, FMT_LO, FMT_HI>(units, xq, xds, xss, eps, nt, sh);     \
+  }                                                                                                         \
+  }
+RAYO_INT8_TILE_NAMESPACE(gemm_exact, true)
+RAYO_INT8_TILE_NAMESPACE(gemm_int8, false)
+#undef RAYO_INT8_TILE_NAMESPACE

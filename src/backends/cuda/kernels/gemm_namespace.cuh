@@ -1,19 +1,22 @@
-// The GEMM a kernel file multiplies with (gemm.cuh): the exact int8 tile
-// when its GEMM_EXACT macro is 1, the f16 one otherwise; GEMM_SHARED(sh), the
-// block's GemmShared in dynamic shared memory (88 or 96 KB, over the static
-// limit; kernel_specs.h's kGemmSharedBytes); and the kernel's launch bounds, 2
-// blocks per SM for both: the exact tile keeps 16 lane sums and their trees in
-// registers, where ptxas would otherwise stop at 168 and spill, and the
-// shared memory allows no more than 2 blocks anyway (for the f16 tile ptxas
-// otherwise aims at more, and spilled at 80 registers). Included by each gemm*.cu after gemm.cuh,
-// without an include guard: the SIMT emulator includes several variants, each
-// in its own namespace.
+// The GEMM a kernel file multiplies with (gemm.cuh): by its GEMM_EXACT macro,
+// the exact int8 tile (1), the int8 one (2) or the f16 one (0 or unset);
+// GEMM_SHARED(sh), the block's GemmShared in dynamic shared memory (88 or 96
+// KB, over the static limit; kernel_specs.h's kGemmSharedBytes); and the
+// kernel's launch bounds, 2 blocks per SM for all: the exact tile keeps 16
+// lane sums and their trees in registers, where ptxas would otherwise stop at
+// 168 and spill, and the shared memory allows no more than 2 blocks anyway
+// (for the f16 tile ptxas otherwise aims at more, and spilled at 80
+// registers). Included by each gemm*.cu after gemm.cuh, without an include
+// guard: the SIMT emulator includes several variants, each in its own
+// namespace.
 #undef GEMM_LAUNCH_BOUNDS
 #undef GEMM_SHARED
 #define GEMM_LAUNCH_BOUNDS RAYO_LAUNCH_BOUNDS_MIN(GEMM_THREADS, 2)
 #define GEMM_SHARED(sh) RAYO_DYNAMIC_SHARED(GemmShared, sh)
-#if GEMM_EXACT
+#if GEMM_EXACT == 1
 using namespace gemm_exact;
+#elif GEMM_EXACT == 2
+using namespace gemm_int8;
 #else
 using namespace gemm_f16;
 #endif

@@ -23,7 +23,10 @@
 //   - integer: Gpu<FMT>::ints gives the unit's weights as int8 lanes in the
 //     order of its activations (Act::q) (Q6_K's plus 32: its combine takes 32
 //     times the activations' sums off), and the sums of their products are
-//     taken per segment of 16 values (4 ints), exactly, by DP4A or by MMA;
+//     taken per segment of 16 values (4 ints), exactly, by DP4A or by MMA.
+//     With kPairedSegments, segments 2i and 2i + 1 share their scales and
+//     combine reads only their sum, which an MMA chain may hand it whole
+//     (segment 2i + 1's sum then 0);
 //   - float: Gpu<FMT>::combine turns the segment sums (and, for kXSums formats,
 //     the segments' sums of activations) into the result, from the unit's
 //     scales (Gpu<FMT>::Meta: decoded once per unit by Gpu<FMT>::meta, so
@@ -174,6 +177,7 @@ RAYO_UNROLL
 struct Block32Unit {
   static constexpr int kUnit = 32, kBlock = 32;
   static constexpr bool kXSums = false;
+  static constexpr bool kPairedSegments = true;  // one scale for the block's 2 segments
   // Where value i of unit uc (0..7) of a 256-value chunk lies in the chunk.
   __device__ static int offset(int uc, int i) { return 32 * uc + i; }
   __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act32(xq, xds, u, a); }
@@ -374,6 +378,7 @@ RAYO_UNROLL
 struct K64Unit {
   static constexpr int kUnit = 64, kBlock = 256;
   static constexpr bool kXSums = false;
+  static constexpr bool kPairedSegments = true;  // a sub-block of 32 per pair
   // The block's d and dmin, and the 6-bit scales and mins of the unit's two sub-blocks.
   struct Meta {
     float d, dmin;
@@ -462,6 +467,7 @@ template <>
 struct Gpu<FMT_IQ4_XS> {
   static constexpr int kUnit = 64, kBlock = 256;
   static constexpr bool kXSums = false;
+  static constexpr bool kPairedSegments = true;
   struct Unit {
     uint4 q0, q1;
     u32 dh, sl;  // d | scales_h << 16; scales_l
@@ -512,6 +518,7 @@ struct Gpu<FMT_Q6_K> {
   // times the activations' sums off (a DP4A per 4 activations, which the
   // rows of a warp share, instead of a byte-wise subtraction per weight word).
   static constexpr bool kXSums = true;
+  static constexpr bool kPairedSegments = false;  // a scale per segment of 16
   struct Unit {
     uint4 l0, l1, h0, h1, sc;
     u16 d;
@@ -602,6 +609,7 @@ RAYO_UNROLL
 // values, 32 apart.
 struct K16Unit {
   static constexpr int kUnit = 64, kBlock = 256;
+  static constexpr bool kPairedSegments = false;  // a scale per segment of 16
   __device__ static int offset(int uc, int v) { return 128 * (uc / 2) + 32 * (v / 16) + 16 * (uc % 2) + v % 16; }
   __device__ static void load_act(const i8* xq, const float2* xds, int u, Act& a) { load_act_k16(xq, xds, u, a); }
 };
