@@ -27,20 +27,21 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 #define RAYO_DYNAMIC_SHARED(T, name) T& name = *static_cast<T*>(::simt::dynamic_shared(sizeof(T)))
 #else
-// The shared-window address of a generic pointer to shared memory.
+// The shared-window address of a generic pointer to shared memory (the
+// compiler's own conversion, which it folds into the address arithmetic).
 __device__ __forceinline__ u32 shared_address(const void* p) {
-  unsigned long long a;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
-  return static_cast<u32>(a);
+  return static_cast<u32>(__cvta_generic_to_shared(p));
 }
 // 16 bytes bypass L1 (.cg: weights are read once); 4 and 8 may only go through it (.ca).
+// No "memory" clobber: the copy lands only at cp_async_wait, which has one,
+// and a clobber here made ptxas guard every copy with dummy shared loads.
 template <int N>
 __device__ __forceinline__ void cp_async(void* dst, const void* src) {
   static_assert(N == 4 || N == 8 || N == 16, "cp.async copies 4, 8 or 16 bytes");
   if (N == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(dst)), "l"(src) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(dst)), "l"(src));
   else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared_address(dst)), "l"(src), "n"(N) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared_address(dst)), "l"(src), "n"(N));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N>
