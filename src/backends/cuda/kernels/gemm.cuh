@@ -35,7 +35,7 @@
 // the f16 rounding of weights and activations. The 96 KB of shared memory
 // allow 2 blocks per SM on an H100 (1 on an A100).
 //
-// gemm_exact (GEMM_EXACT 1, gemm_exact.cuh; batch-invariant graphs): int8 in
+// gemm_exact (GEMM_EXACT 1, gemm_int8.cuh; batch-invariant graphs): int8 in
 // the GEMVs' order, the GEMV's bits for every output. The GEMV's lane p sums
 // the units p, p + 32, ... of a row (unit_dot: integer segment sums, then the
 // format's float combine), and the warp adds its 32 lanes' sums pairwise
@@ -59,7 +59,13 @@
 // checks): gemm_swiglu.cu's two matrices share one, gemm_qkv_rope_store.cu's
 // tiles hold one matrix each.
 //
-// Last measured: not yet (written without a GPU).
+// gemm_int8 (GEMM_EXACT 2, gemm_int8.cuh; prompts of the formats
+// kernel_specs' int8_gemm_is_faster names): the exact tile's stages and
+// combine, the units walked along the row and each unit's result added
+// straight to its output (no tree, FMA contraction allowed).
+//
+// Last measured: the f16 and exact tiles on an H100 before their rework of
+// 2026-11-27 (docs/gpu-log.md); since then only by their machine code.
 #pragma once
 #include "async_copy.cuh"
 #include "mma.cuh"
@@ -467,4 +473,4 @@ RAYO_UNROLL
 }
 }  // namespace gemm_f16
 
-#include "gemm_exact.cuh"
+#include "gemm_int8.cuh"
