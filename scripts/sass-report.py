@@ -11,8 +11,8 @@ graphs need (`rayo kernels --precompile`, into a fresh kernel cache; with
 --parallel N also `rayo serve --parallel N`'s batched steps), and
 disassembles each matmul variant's CUBIN with the toolkit's nvdisasm. It
 prints, per variant: registers and spill bytes (ptxas), and for its hot loop
-(the innermost loop with the most DP4A/MMA instructions) the instructions per
-pass, the weight bytes a thread loads per pass (streaming loads and cp.async),
+(the innermost loop with the most MMA, else DP4A instructions) the
+instructions per pass, the weight bytes a thread loads per pass (streaming loads and cp.async),
 instructions per weight byte, the share of DP4A and MMA instructions, and
 how many weight loads are issued after the pass's first DP4A/MMA (0: every
 load of the pass is in flight before the arithmetic starts; a software-pipelined
@@ -114,7 +114,8 @@ def is_weight_load(op):
 
 
 def hot_loop(instrs):
-    """The instructions of the innermost loop with the most DP4A/MMA (None if none)."""
+    """The instructions of the innermost loop with the most MMA, or failing any MMA the most DP4A (None if
+    neither): a GEMM's tokens may be staged with DP4A (activation sums) in a loop of its own."""
     labels = {lab: i for i, (_, lab, _, _) in enumerate(instrs) if lab}
     loops = []
     for i, (_, _, op, body) in enumerate(instrs):
@@ -127,9 +128,10 @@ def hot_loop(instrs):
         if any(s > start and e < end for s, e in loops if (s, e) != (start, end) and
                sum(1 for k in range(s, e + 1) if DOT.match(instrs[k][2]) or MMA.match(instrs[k][2]))):
             continue  # an outer loop: its inner loop holds the work
-        work = sum(1 for k in range(start, end + 1) if DOT.match(instrs[k][2]) or MMA.match(instrs[k][2]))
-        if work and (best is None or work > best[0]):
-            best = (work, start, end)
+        mmas = sum(1 for k in range(start, end + 1) if MMA.match(instrs[k][2]))
+        dots = sum(1 for k in range(start, end + 1) if DOT.match(instrs[k][2]))
+        if (mmas or dots) and (best is None or (mmas, dots) > best[0]):
+            best = ((mmas, dots), start, end)
     return None if best is None else instrs[best[1]:best[2] + 1]
 
 
@@ -195,7 +197,7 @@ def main():
                     help="every format's prompt GEMMs on this tile (default: the formats' own choice)")
     a = ap.parse_args()
     nvdisasm = find_nvdisasm(a.nvdisasm)
-    print(f"# {a.preset} kernels for {a.arch} (hot loop: the innermost loop with the most DP4A/MMA; "
+    print(f"# {a.preset} kernels for {a.arch} (hot loop: the innermost loop with the most MMA, else DP4A; "
           "bytes and instructions per thread and pass)\n")
     print("| type | kernel | shape | regs | spill B | instr/pass | weight B/pass | instr/weight B | DP4A+MMA share "
           "| weight loads after the first DP4A/MMA |")
