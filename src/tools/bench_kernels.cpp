@@ -80,7 +80,8 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
             c.path = path;
             const auto r = bench.run(c, o.reps);
             const bool gemm = tools::kernel_bench_on_tensor_cores(c);
-            const bool int8 = path == Path::Int8 || (path == Path::Auto && cuda::int8_gemm_is_faster(t));
+            const bool int8 =
+                path == Path::Int8 || (path == Path::Auto && cuda::prompt_gemm_tile(t) == cuda::GemmTile::Int8);
             const char* kernel = !gemm ? "gemv" : path == Path::Exact ? "exact" : int8 ? "int8" : "gemm";
             const double gbs = static_cast<double>(r.weight_bytes) / r.seconds / 1e9;
             const double tflops = r.flops / r.seconds / 1e12;

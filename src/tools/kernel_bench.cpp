@@ -48,11 +48,10 @@ KernelSpec kernel_bench_spec(const KernelBenchCase& c) {
     case KernelBenchKind::Logits: s = gemv_spec(c.type, c.cols, c.rows, tt, kEps, 0); break;
   }
   // Auto: the GEMM a graph would use (gemm_tile_for: its cases fit the int8 tiles).
-  const GemmTile tile = c.path == KernelBenchPath::Exact ? GemmTile::Exact
-                        : c.path == KernelBenchPath::Int8 ||
-                                (c.path == KernelBenchPath::Auto && int8_gemm_is_faster(c.type))
-                            ? GemmTile::Int8
-                            : GemmTile::F16;
+  const GemmTile tile = c.path == KernelBenchPath::Exact  ? GemmTile::Exact
+                        : c.path == KernelBenchPath::Int8 ? GemmTile::Int8
+                        : c.path == KernelBenchPath::Auto ? prompt_gemm_tile(c.type)
+                                                          : GemmTile::F16;
   return kernel_bench_on_tensor_cores(c) ? tensor_core_variant(s, tile) : s;
 }
 

@@ -141,13 +141,15 @@ static std::optional<GemmTile> forced_gemm_tile() {
   return forced;
 }
 
+GemmTile prompt_gemm_tile(TensorType t) {
+  if (const auto forced = forced_gemm_tile()) return *forced;
+  return int8_gemm_is_faster(t) ? GemmTile::Int8 : GemmTile::F16;
+}
+
 GemmTile gemm_tile_for(const graph::Graph& g, const Node& n) {
   if (g.config().batch_invariant) return GemmTile::Exact;
-  const auto forced = forced_gemm_tile();
-  if (forced == GemmTile::F16) return GemmTile::F16;
-  if (!forced)
-    for (int w : graph::matrix_weights(n))
-      if (!int8_gemm_is_faster(g.weights()[w].type)) return GemmTile::F16;
+  for (int w : graph::matrix_weights(n))
+    if (prompt_gemm_tile(g.weights()[w].type) != GemmTile::Int8) return GemmTile::F16;
   return exact_gemm_fits(g, n) ? GemmTile::Int8 : GemmTile::F16;
 }
 

@@ -93,9 +93,12 @@ bool uses_gemm(const graph::Graph& g, const graph::Node& n);
 // (gemm.cuh's gemm_tile_half_rows): a plain product (no fused norm) of rows
 // of a multiple of 8 values.
 bool multiplies_half_rows(const graph::Graph& g, const graph::Node& n);
+// The tile a prompt's GEMM of type-t weights takes: RAYO_GEMM_TILE=f16|int8
+// where set (to time the tiles side by side), else int8_gemm_is_faster's.
+GemmTile prompt_gemm_tile(TensorType t);
 // The tile of node n's GEMM: exact in batch-invariant graphs; int8 where every
-// matrix it reads is of a type the int8 GEMM multiplies faster and its tiles
-// fit (exact_gemm_fits); f16 otherwise.
+// matrix it reads takes int8 (prompt_gemm_tile) and its tiles fit
+// (exact_gemm_fits); f16 otherwise.
 GemmTile gemm_tile_for(const graph::Graph& g, const graph::Node& n);
 // Whether the int8 tiles (exact or not) can multiply node n: their tiles must
 // not mix unit shapes (gate and up of one shape; q, k and v tiles of one

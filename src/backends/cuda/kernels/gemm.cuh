@@ -268,10 +268,9 @@ RAYO_UNROLL
 }
 
 // Issues the copies of the tokens' q8 twin for chunk kc (tokens t < nt,
-// values below K) into the token stage.
-// Each thread keeps one place in the chunk (a fixed piece or block) and
-// takes every (GEMM_THREADS / pieces per token)-th token: no index
-// arithmetic beyond a stride per task.
+// values below K) into the token stage. Each thread keeps one place in the
+// chunk (a fixed piece or block) and takes every (GEMM_THREADS / places per
+// token)-th token: no index arithmetic beyond a stride per task.
 template <int K>
 __device__ __forceinline__ void gemm_stage_token_copies(const i8* xq, const float2* xds, int nt, int kc,
                                                         GemmShared& sh) {
@@ -332,17 +331,14 @@ RAYO_UNROLL
 }
 
 // The tile's multiply of one staged chunk: warp w's 32 rows x 16 tokens, per
-// step of 16 values of K three ldmatrix_x4 (mma.cuh) and four MMAs. A 16 x 16
-// weight fragment is the 8 x 8 matrices (rows +0, K +0), (+8, +0), (+0, +8),
-// (+8, +8): lane l gives row l % 16's 16-byte piece 2 ks + l / 16. The two
-// token fragments are (tokens +0, K +0), (+0, +8), (+8, +0), (+8, +8): lane l
-// gives token l % 8 + 8 (l / 16)'s piece 2 ks + (l / 8) % 2. The swizzle keeps
-// each 8-row matrix's pieces in distinct banks.
+// step of 16 values of K (pieces 2 ks, 2 ks + 1) three ldmatrix_x4 (mma.cuh:
+// a weight fragment per 16 rows, both token fragments) and four MMAs. The
+// swizzle keeps each 8-row matrix's pieces in distinct banks.
 __device__ __forceinline__ void gemm_mma_chunk(const GemmShared& sh, float (&acc)[2][2][4]) {
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const int row0 = 32 * (warp % 2), tok0 = 16 * (warp / 2);
-  const int arow = lane % 16, apiece = lane / 16;
-  const int btok = tok0 + lane % 8 + 8 * (lane / 16), bpiece = (lane / 8) % 2;
+  const int arow = ldm_a_row(lane), apiece = ldm_a_piece(lane);
+  const int btok = tok0 + ldm_b_row(lane), bpiece = ldm_b_piece(lane);
 RAYO_UNROLL
   for (int ks = 0; ks < GEMM_K / 16; ++ks) {
     u32 a[2][4], b[4];

@@ -224,12 +224,10 @@ RAYO_UNROLL
 // The warp's part of stage kc, for its 32 rows of format FMT: every unit's
 // segment sums on tensor cores, combined and added to the outputs (with
 // kGemvOrder to the lane sums, whose trees complete them). The fragments of
-// two segments at a time come by ldmatrix_x4 (mma.cuh): for the weights the
-// 8 x 8 matrices of 16-bit pairs (rows +0, segment k), (+8, k), (+0, k + 1),
-// (+8, k + 1), lane l giving row l % 16's 16 bytes of segment k + l / 16; for
-// the tokens (tokens +0, k), (+0, k + 1), (+8, k), (+8, k + 1), lane l giving
-// token l % 8 + 8 (l / 16)'s of segment k + (l / 8) % 2. Shared rows are 68
-// ints apart, so 8 rows' 16 bytes fall in distinct banks.
+// two segments (16-byte pieces) k, k + 1 at a time come by ldmatrix_x4
+// (mma.cuh): a[k], a[k + 1] of 16 rows, or b[k], b[k + 1] of both 8-token
+// halves. Shared rows are 68 ints apart, so 8 rows' 16 bytes fall in distinct
+// banks.
 template <int FMT, int K, int FMT_ORDER, bool kGemvOrder>
 __device__ __forceinline__ void gemm_int8_chunk(const GemmShared& sh, int kc, float (&acc)[2][2][4],
                                                 float (&stack)[2][2][4][5]) {
@@ -240,8 +238,8 @@ __device__ __forceinline__ void gemm_int8_chunk(const GemmShared& sh, int kc, fl
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const int g = lane / 4, t = lane % 4;
   const int row0 = 32 * (warp % 2), tok0 = 16 * (warp / 2);
-  const int arow = lane % 16, aseg = lane / 16;
-  const int btok = tok0 + lane % 8 + 8 * (lane / 16), bseg = (lane / 8) % 2;
+  const int arow = ldm_a_row(lane), aseg = ldm_a_piece(lane);
+  const int btok = tok0 + ldm_b_row(lane), bseg = ldm_b_piece(lane);
   for (int uc = 0; uc < O::kPerStage; ++uc) {
     const int place = kc * O::kPerStage + uc;
     if (place >= O::kPlaces) break;

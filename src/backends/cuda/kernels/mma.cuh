@@ -20,11 +20,23 @@
 // address of row l % 8 of matrix l / 8 (16 contiguous bytes, 16-aligned), and
 // r[j] of lane l receives matrix j's row l / 4, values 2 (l % 4), 2 (l % 4) + 1,
 // the layout of a register of the fragments above: one instruction where
-// 32-bit shared loads take four.
+// 32-bit shared loads take four. ldm_a_* and ldm_b_* name the tile row and the
+// 16-byte piece (of a pair) each lane addresses, for the GEMMs' two uses:
+//   - a 16 x 16 A fragment (a[0..3]): matrices (rows +0, piece +0), (+8, +0),
+//     (+0, +1), (+8, +1);
+//   - two B fragments of 8 columns each (b[0..1] of columns +0, then of +8),
+//     stored as rows: matrices (rows +0, piece +0), (+0, +1), (+8, +0),
+//     (+8, +1).
+// (A piece is 8 halves, or 16 int8 values: one segment of mma_s8_16816.)
 //
 // Every lane of the warp must call them together (warp-wide instructions).
 #pragma once
 #include "async_copy.cuh"
+
+__device__ __forceinline__ int ldm_a_row(int lane) { return lane % 16; }
+__device__ __forceinline__ int ldm_a_piece(int lane) { return lane / 16; }
+__device__ __forceinline__ int ldm_b_row(int lane) { return lane % 8 + 8 * (lane / 16); }
+__device__ __forceinline__ int ldm_b_piece(int lane) { return (lane / 8) % 2; }
 
 #ifdef RAYO_SIMT
 __device__ __forceinline__ u32 pack_half2(float lo, float hi) {
