@@ -115,20 +115,23 @@ void check_attention(const AttnCase& c, AttentionKernel attention, uint32_t seed
   const int64_t kv_width = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
   PagedCache pc(kv_width, c.n_ctx, seed);
   // Rows at the edges of the splits: the last position, the first, a chunk's end
-  // and start; of two sequences.
-  std::vector<int> positions = {static_cast<int>(c.n_ctx - 1), 0, c.chunk - 1, c.chunk, static_cast<int>(c.n_ctx / 2 + 3)};
+  // and start; of two sequences. With more splits than a merge group (8 for
+  // these contexts), the merge goes by groups: the last row's 9 splits make a
+  // group of 8 and one of a single split.
+  std::vector<int> positions = {static_cast<int>(c.n_ctx - 1), 0, c.chunk - 1, c.chunk, static_cast<int>(c.n_ctx / 2 + 3),
+                                8 * c.chunk + 5};
   for (auto& p : positions) p = std::min<int>(p, static_cast<int>(c.n_ctx - 1));
-  const std::vector<int> seqs = {0, 1, 0, 1, 1};
+  const std::vector<int> seqs = {0, 1, 0, 1, 1, 0};
   const int rows = static_cast<int>(positions.size());
   const int max_blocks = static_cast<int>(pc.max_blocks);
   const int64_t q_width = static_cast<int64_t>(c.n_head) * c.head_dim;
   const auto q = test::random_floats(rows * q_width, seed + 1, 2.0f);
   const int64_t splits = (c.n_ctx + c.chunk - 1) / c.chunk;
-  std::vector<float> partial(rows * c.n_head * splits * (c.head_dim + 2), NAN);
+  std::vector<float> partial(rows * c.n_head * splits * attention_partial_floats(c.head_dim), NAN);
   std::vector<float> out(rows * q_width, NAN);
   std::vector<int8_t> out_q(rows * q_width);
   std::vector<test::TwinDs> out_ds(rows * q_width / 32 + 1);
-  std::vector<int> counters(rows * c.n_head_kv, 0);
+  std::vector<int> counters(rows * c.n_head_kv * attention_merge_counters(splits), 0);
   const KernelSpec spec =
       attention_spec(c.n_head, c.n_head_kv, c.head_dim, c.n_ctx, PagedCache::kBlock, c.chunk, Emit{c.emit});
   const AttentionArgs args{q.data(),   pc.keys(),        pc.values(),
@@ -160,8 +163,8 @@ TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
   check_attention({96, 4, 4, 16, 100}, att_96_4_4_16::attention, 7);
   check_attention({4, 2, 2, 64, 100}, att_4_2_2_64::attention, 8);  // llama-2-tiny-random: head_dim 4
   check_attention({64, 8, 2, 64, 300, true}, att_emit_64_8_2_64::attention, 9);
-  // More splits (38) than a chunk's positions (16): the merge takes their
-  // weights in three pieces.
+  // More splits (38) than a chunk's positions (16); the last row's merge goes
+  // by five groups (8, 8, 8, 8, 6).
   check_attention({64, 8, 2, 16, 600, true}, att_64_8_2_16::attention, 10);
 }
 
@@ -183,11 +186,11 @@ void check_prefill_attention(const AttnCase& c, AttentionKernel split, Attention
   const int64_t q_width = static_cast<int64_t>(c.n_head) * c.head_dim;
   const auto q = test::random_floats(rows * q_width, seed + 1, 2.0f);
   const int64_t splits = (c.n_ctx + c.chunk - 1) / c.chunk;
-  std::vector<float> partial(rows * c.n_head * splits * (c.head_dim + 2), NAN);
+  std::vector<float> partial(rows * c.n_head * splits * attention_partial_floats(c.head_dim), NAN);
   std::vector<float> out((rows + 1) * q_width, NAN);
   std::vector<int8_t> out_q(rows * q_width);
   std::vector<test::TwinDs> out_ds(rows * q_width / 32 + 1);
-  std::vector<int> counters(rows * c.n_head_kv, 0);
+  std::vector<int> counters(rows * c.n_head_kv * attention_merge_counters(splits), 0);
   const AttentionArgs args{q.data(),   pc.keys(),        pc.values(),
                            partial.data(), counters.data(), out.data(),
                            out_q.data(), reinterpret_cast<float2*>(out_ds.data()),
@@ -219,8 +222,8 @@ TEST(CudaEmulatedAttention, RowsPastTheStepCountAreNotWritten) {
   const int hd = 64, nh = 8, ctx = 320;
   PagedCache pc(hd * nh, ctx, 3);
   const auto q = test::random_floats(2 * hd * nh, 9);
-  std::vector<int> positions = {5, 6}, seqs = {0, 0}, counters(2 * nh, 0);
-  std::vector<float> partial(2 * nh * 10 * (hd + 2), 0.0f), out(2 * hd * nh, 3.0f);
+  std::vector<int> positions = {5, 6}, seqs = {0, 0}, counters(2 * nh * attention_merge_counters(10), 0);
+  std::vector<float> partial(2 * nh * 10 * attention_partial_floats(hd), 0.0f), out(2 * hd * nh, 3.0f);
   const int n = 1, mb = static_cast<int>(pc.max_blocks);
   // Launched for 2 rows (8 kv heads, 10 splits), run with 1.
   test::launch(attention_spec(nh, nh, hd, ctx, PagedCache::kBlock, 32), 2, att_64_8_8_32::attention,

@@ -202,16 +202,17 @@ class CudaBackend : public graph::Backend {
     s.host_ids = static_cast<int32_t*>(ctx_.alloc_host(cfg.max_outputs * sizeof(int32_t)));
     s.ids = ctx_.alloc(cfg.max_outputs * sizeof(int32_t));
     s.scratch = ctx_.alloc(std::max<size_t>(s.sample_rows * s.n_vocab * sizeof(float), 256));
-    size_t partial = 0;
+    size_t partial = 0, counters = 0;
     for (const Node& n : g.nodes())
-      if (n.op == Op::Attention)
-        partial = std::max<size_t>(partial, cfg.max_tokens * n.n_head * attention_splits(g, n) * (n.head_dim + 2) *
-                                                sizeof(float));
+      if (n.op == Op::Attention) {
+        const int64_t splits = attention_splits(g, n);
+        partial = std::max<size_t>(
+            partial, cfg.max_tokens * n.n_head * splits * attention_partial_floats(n.head_dim) * sizeof(float));
+        counters = std::max<size_t>(
+            counters, cfg.max_tokens * n.n_head_kv * attention_merge_counters(splits) * sizeof(int32_t));
+      }
     s.partial = ctx_.alloc(std::max<size_t>(partial, 256));
-    int64_t kv_heads = 1;
-    for (const Node& n : g.nodes())
-      if (n.op == Op::Attention) kv_heads = std::max<int64_t>(kv_heads, n.n_head_kv);
-    s.counters = ctx_.alloc(std::max<size_t>(cfg.max_tokens * kv_heads * sizeof(int32_t), 256));
+    s.counters = ctx_.alloc(std::max<size_t>(counters, 256));
     check(ctx_.api().cuMemsetD8(s.counters.ptr(), 0, s.counters.bytes()), "clear the attention counters");
     const auto t0 = std::chrono::steady_clock::now();
     const uint64_t compiled_before = cache_.compiles();

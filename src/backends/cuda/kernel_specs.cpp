@@ -292,11 +292,27 @@ int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa) {
     while (p < v) p *= 2;
     return p;
   };
-  // At most 8192 / gqa splits: one block merges them, one after another.
+  // At most 8192 / gqa splits: the merge reads about sqrt(splits) partials per
+  // block in two rounds (attention.cu).
   const int64_t splits = std::min<int64_t>(max_tokens <= 8 ? 1024 : 64, 8192 / std::max(gqa, 1));
   const int64_t floor = max_tokens <= 8 ? 64 : 256;
   const int64_t chunk = std::max(floor, pow2_at_least((max_seq_len + splits - 1) / splits));
   return static_cast<int>(std::min<int64_t>(chunk, std::max(16, 8192 / std::max(gqa, 1))));
+}
+
+int64_t attention_partial_floats(int head_dim) { return (head_dim + 2 + 3) / 4 * 4; }
+
+int attention_merge_group(int64_t splits) {
+  // About sqrt(splits), so that the groups' merges and the last one read about
+  // as many partials each: 1024 splits merge as 32 groups of 32.
+  int group = 8;
+  while (group < 64 && static_cast<int64_t>(group) * group < splits) group *= 2;
+  return group;
+}
+
+int64_t attention_merge_counters(int64_t splits) {
+  const int group = attention_merge_group(splits);
+  return 1 + (splits + group - 1) / group;
 }
 
 AttentionScores attention_scores(const Node& n) { return {n.scale, n.window}; }
@@ -331,7 +347,8 @@ KernelSpec attention_spec(int n_head, int n_head_kv, int head_dim, int64_t n_ctx
                      {"N_SPLITS", num(splits)},
                      {"BLOCK_SIZE", num(block_size)},
                      {"EMIT_Q8", emit.q8 ? "1" : "0"},
-                     {"FLASH", flash ? "1" : "0"}}};
+                     {"FLASH", flash ? "1" : "0"},
+                     {"MERGE_GROUP", num(attention_merge_group(splits))}}};
   add_scores(s, 5, head_dim, scores);
   set_launch(s, {static_cast<unsigned>(n_head_kv), static_cast<unsigned>(splits)}, 2, 1, 128);
   return s;

@@ -115,11 +115,20 @@ KernelSpec tensor_core_variant(const KernelSpec& gemv_family, GemmTile tile = Ge
 // tokens) use small chunks, so that a long context spreads over many blocks
 // (at most 1024 splits); prompt graphs large ones, so that their partial
 // results stay small (at most 64 splits per row). A split's scores stay in
-// shared memory, and the merge's weights go through them a chunk at a time:
-// chunk times (n_head / n_head_kv) is at most 8192, and so are splits times
-// it up to the context of 8192^2 / gqa^2 positions (1M at GQA 8) beyond which
-// the splits grow with the context.
+// shared memory: chunk times (n_head / n_head_kv) is at most 8192, and so are
+// splits times it up to the context of 8192^2 / gqa^2 positions (1M at GQA 8)
+// beyond which the splits grow with the context.
 int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa);
+// Floats of one partial result of the attention kernel's splits (a row, a
+// query head, a split): head_dim sums, their max and sum of exponentials,
+// padded to a multiple of 4 so that the merge reads the sums 16 bytes a load.
+int64_t attention_partial_floats(int head_dim);
+// The merge of `splits` splits (a row's, a kv head's) goes by groups of this
+// many (MERGE_GROUP, about the square root: each group's last split merges the
+// group, the last group the groups), and takes attention_merge_counters
+// counters per (row, kv head).
+int attention_merge_group(int64_t splits);
+int64_t attention_merge_counters(int64_t splits);
 
 // The format weight w of matmul node n is multiplied in on the GPU: quantized
 // weights as stored (in their GPU layout, weight_layout.h) when every matrix of

@@ -34,6 +34,13 @@
 #undef ATT_THREADS
 #undef DPL
 #undef PART
+#undef MERGE_GROUP
+#undef MERGE_COUNTERS
+#undef MERGE_VEC
+#undef MERGE_VECS
+#undef MERGE_LANES
+#undef MERGE_VPT
+#undef MERGE_BATCH
 #undef NORM_THREADS
 #undef EW_THREADS
 #undef EMIT_Q8

@@ -22,16 +22,21 @@
 //   o[HEAD_DIM] = sum of exp(score - m) * v) of each head to `partial`.
 //   A row with one split (fewer than CHUNK positions in view, or all in one
 //   chunk) writes its outputs from these sums at once, as step 4 would.
-//   4. the last of the row's positions[t] / CHUNK - lo / CHUNK + 1 splits of kv head g to
-//      finish (a counter per (row, kv head), counted after a memory fence, and
-//      set back to 0 by that block) merges them, in split order, CHUNK at a
-//      time through the score rows' shared memory, into the
-//      G heads' outputs, and with EMIT_Q8 writes their q8 twin (q8_act.cuh;
-//      HEAD_DIM % 32 == 0: a head's blocks of 32 columns are its own). So a
-//      layer's attention is one launch.
+//   4. the merge of the row's n = positions[t] / CHUNK - lo / CHUNK + 1
+//      splits of kv head g (counters per (row, kv head), counted after a memory
+//      fence, and set back to 0 by the last block to arrive): with n up to
+//      MERGE_GROUP, the last split to finish merges them all; with more, the
+//      last of each group of MERGE_GROUP splits merges its group into the
+//      group's first partial, and the last group to finish merges the groups'.
+//      Each merge reads its partials once, 16 bytes a load, all the block's
+//      threads at once (merge_partials). The last writes the G heads'
+//      outputs, and with EMIT_Q8 their q8 twin (q8_act.cuh; HEAD_DIM % 32 ==
+//      0: a head's blocks of 32 columns are its own). So a layer's attention
+//      is one launch.
 //
 // Shape macros: HEAD_DIM (a multiple of 2, up to 256), N_HEAD, N_HEAD_KV,
-// CHUNK, N_SPLITS (= ceil(max_seq_len / CHUNK)), SCALE (the scores' factor,
+// CHUNK, N_SPLITS (= ceil(max_seq_len / CHUNK)), MERGE_GROUP (splits per
+// merge group, at least 2), SCALE (the scores' factor,
 // 1/sqrt(HEAD_DIM) but for Gemma 3 27B, as a float literal), WINDOW (positions
 // a sliding-window layer sees; 0 or absent: all), BLOCK_SIZE (positions per KV cache block), EMIT_Q8, FLASH
 // (1: the rows of one-sequence tiles are attention_prefill.cu's, launched
@@ -39,8 +44,8 @@
 // Layouts: q and out [rows][N_HEAD * HEAD_DIM] f32; caches [cache rows][N_HEAD_KV
 // * HEAD_DIM] f16, paged: position j of row t's sequence is cache row
 // kv_row(block_table, seq[t], *max_blocks, j, BLOCK_SIZE); partial
-// [rows][N_HEAD][N_SPLITS][HEAD_DIM + 2] f32; counters [rows][N_HEAD_KV] ints,
-// zero between steps.
+// [rows][N_HEAD][N_SPLITS][PART] f32 (o[HEAD_DIM], m, l, padding); counters
+// [rows][N_HEAD_KV][MERGE_COUNTERS] ints, zero between steps.
 // Grid: (N_HEAD_KV, N_SPLITS, max_rows); block ATT_THREADS.
 //
 // Last measured: not yet (rewritten for bandwidth without a GPU; `rayo bench
@@ -56,7 +61,12 @@
 #endif
 #define ATT_WARPS (ATT_THREADS / WARP)
 #define KV_WIDTH (N_HEAD_KV * HEAD_DIM)
-#define PART (HEAD_DIM + 2)
+// A partial result: HEAD_DIM sums, the max and the sum of exponentials, padded
+// to a multiple of 4 floats (attention_partial_floats, kernel_specs.h).
+#define PART ((HEAD_DIM + 2 + 3) / 4 * 4)
+// Counters per (row, kv head): the merge's, then one per group of MERGE_GROUP
+// splits (attention_merge_counters, kernel_specs.h).
+#define MERGE_COUNTERS (1 + (N_SPLITS + MERGE_GROUP - 1) / MERGE_GROUP)
 #define GQA (N_HEAD / N_HEAD_KV)
 // Halves per load: 8 (16 bytes) when the head allows, else 4 or 2.
 #define EPT (HEAD_DIM % 8 == 0 ? 8 : HEAD_DIM % 4 == 0 ? 4 : 2)
@@ -67,6 +77,7 @@
 
 static_assert(HEAD_DIM % 2 == 0 && HEAD_DIM <= 256, "head_dim: even, at most 256");
 static_assert(N_HEAD % N_HEAD_KV == 0, "query heads: a multiple of the kv heads");
+static_assert(MERGE_GROUP >= 2, "merge groups of at least two splits");
 
 // EPT halves at p (aligned to 2 * EPT bytes) as floats.
 __device__ __forceinline__ void load_halves(const u16* p, float* v) {
@@ -121,55 +132,166 @@ RAYO_UNROLL
   }
 }
 
-// The G heads of kv head g of row t: the merge of their n_splits partials from
-// split s_lo on (read past L1: other blocks wrote them) into `out` and its q8
-// twin. The
-// splits' weights exp(m_s - M) go through `weight` (the score rows, free once
-// the split's own partials are written) CHUNK splits at a time, so that the
-// block's shared memory does not grow with the context: a weight per split
-// took 32 KB at GQA 8 and 1 024 splits, and passed the 48 KB static limit at
-// 512K positions.
-__device__ __forceinline__ void attention_merge(const float* partial, float (*weight)[CHUNK], float* out, i8* out_q,
-                                                float2* out_ds, int g, int t, int s_lo, int n_splits) {
-  __shared__ float head_max[GQA], inv_l[GQA];
+// The G heads' outputs from their sums: sums[h][d] / sum_exp[h], written as
+// write_group does. Every thread of the block calls it (both in shared memory,
+// written).
+__device__ __forceinline__ void write_sums(const float (*sums)[HEAD_DIM], const float* sum_exp, float* out, i8* out_q,
+                                           float2* out_ds, int g, int t) {
+  __shared__ float inv_l[GQA];
+  const int tid = threadIdx.x;
+  for (int h = tid; h < GQA; h += ATT_THREADS) inv_l[h] = 1.0f / sum_exp[h];
+  float o[ATT_PER_THREAD];
+RAYO_UNROLL
+  for (int i = 0; i < ATT_PER_THREAD; ++i) {
+    const int x = tid + i * ATT_THREADS;
+    o[i] = x < GQA * HEAD_DIM ? sums[x / HEAD_DIM][x % HEAD_DIM] : 0.0f;
+  }
+  __syncthreads();
+  write_group(o, inv_l, out, out_q, out_ds, g, t);
+}
+
+// Whether this block is the last of `expected` to arrive at `counter` (which
+// that block sets back to 0 for the next step). What the block wrote before is
+// visible to the last one's reads after it (fences on both sides). Uniform
+// across the block.
+__device__ __forceinline__ bool arrive_last(int* counter, int expected) {
+  __shared__ int last;
+  __threadfence();  // this block's writes, visible before it is counted
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counter, 1) == expected - 1;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  const bool is_last = last;
+  if (is_last) __threadfence();
+  return is_last;
+}
+
+// The merge reads a partial's sums MERGE_VEC floats at a time (16 bytes when
+// the head allows: PART is a multiple of 4).
+#define MERGE_VEC (HEAD_DIM % 4 == 0 ? 4 : 2)
+#define MERGE_VECS (GQA * HEAD_DIM / MERGE_VEC)  // vectors of a group's partial
+// Threads per vector (MERGE_LANES, each taking every MERGE_LANES-th partial)
+// when the vectors are fewer than the threads; else vectors per thread.
+#define MERGE_LANES (MERGE_VECS >= ATT_THREADS ? 1 : ATT_THREADS / MERGE_VECS)
+#define MERGE_VPT ((MERGE_VECS + ATT_THREADS - 1) / ATT_THREADS)
+// Partials a thread has in flight per vector: about 8 loads of 16 bytes.
+#define MERGE_BATCH (MERGE_VPT >= 8 ? 1 : 8 / MERGE_VPT)
+
+__device__ __forceinline__ void load_sums(const float* p, float* v) {
+  if constexpr (MERGE_VEC == 4) {
+    const float4 w = __ldcg(reinterpret_cast<const float4*>(p));
+    v[0] = w.x, v[1] = w.y, v[2] = w.z, v[3] = w.w;
+  } else {
+    const float2 w = __ldcg(reinterpret_cast<const float2*>(p));
+    v[0] = w.x, v[1] = w.y;
+  }
+}
+
+// The G heads of kv head g of row t over n partials, the i-th at split
+// first + i * stride (read past L1: other blocks wrote them): each head's
+// largest max M (head_m), its sum of exponentials L = sum l_i exp(m_i - M)
+// (head_l), and its sums[h][d] = sum o_i[d] exp(m_i - M). Every partial is
+// read once, 16 bytes a load, by all the block's threads at once: a vector of
+// the sums per thread (or MERGE_LANES threads per vector, each taking every
+// MERGE_LANES-th partial, summed in order through shared memory), about 8
+// partials in flight per thread. Every thread of the block calls it.
+__device__ __forceinline__ void merge_partials(const float* partial, int t, int g, int first, int stride, int n,
+                                               float (*sums)[HEAD_DIM], float* head_m, float* head_l) {
   const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
-  // Each head's largest m_s, M, and 1 / sum(l_s * exp(m_s - M)), one warp per head.
+  // 1. M and L of each head, one warp per head, each lane keeping its own
+  //    (m, l) of every 32nd partial, then combined across the lanes.
   for (int h = warp; h < GQA; h += ATT_WARPS) {
-    const float* p = head_partials(partial, t, g, h) + static_cast<long long>(s_lo) * PART;
-    float m = -INFINITY;
-    for (int s = lane; s < n_splits; s += WARP) m = fmaxf(m, __ldcg(p + s * PART));
-    m = warp_max(m);
-    float l = 0.0f;
-    for (int s = lane; s < n_splits; s += WARP) l += __ldcg(p + s * PART + 1) * expf(__ldcg(p + s * PART) - m);
-    l = warp_sum(l);
+    const float* p = head_partials(partial, t, g, h) + HEAD_DIM;
+    float m = -INFINITY, l = 0.0f;
+RAYO_UNROLL_4
+    for (int i = lane; i < n; i += WARP) {
+      const float2 ml = __ldcg(reinterpret_cast<const float2*>(p + static_cast<long long>(first + i * stride) * PART));
+      const float mx = fmaxf(m, ml.x);
+      l = l * expf(m - mx) + ml.y * expf(ml.x - mx);  // m = -inf only while l = 0
+      m = mx;
+    }
+RAYO_UNROLL
+    for (int o = WARP / 2; o > 0; o >>= 1) {
+      const float m2 = __shfl_xor_sync(FULL_MASK, m, o), l2 = __shfl_xor_sync(FULL_MASK, l, o);
+      const float mx = fmaxf(m, m2);
+      l = (l == 0.0f ? 0.0f : l * expf(m - mx)) + (l2 == 0.0f ? 0.0f : l2 * expf(m2 - mx));
+      m = mx;
+    }
     if (lane == 0) {
-      head_max[h] = m;
-      inv_l[h] = 1.0f / l;
+      head_m[h] = m;
+      head_l[h] = l;
     }
   }
-  constexpr int kPer = ATT_PER_THREAD;
-  float o[kPer];
+  __syncthreads();
+  // 2. The sums, weighted by exp(m_i - M).
+  const int j = tid / (MERGE_LANES > 1 ? MERGE_VECS : ATT_THREADS);  // this thread's lane of its vectors
+  float acc[MERGE_VPT][MERGE_VEC];
 RAYO_UNROLL
-  for (int i = 0; i < kPer; ++i) o[i] = 0.0f;
-  for (int s0 = 0; s0 < n_splits; s0 += CHUNK) {
-    const int n = n_splits - s0 < CHUNK ? n_splits - s0 : CHUNK;
-    __syncthreads();  // head_max is written; the previous piece's weights are used
-    for (int h = warp; h < GQA; h += ATT_WARPS) {
-      const float* p = head_partials(partial, t, g, h) + static_cast<long long>(s_lo) * PART;
-      for (int s = lane; s < n; s += WARP) weight[h][s] = expf(__ldcg(p + (s0 + s) * PART) - head_max[h]);
-    }
-    __syncthreads();
+  for (int k = 0; k < MERGE_VPT; ++k)
 RAYO_UNROLL
-    for (int i = 0; i < kPer; ++i) {
-      const int x = tid + i * ATT_THREADS;
-      if (x < GQA * HEAD_DIM) {
-        const int h = x / HEAD_DIM, d = x % HEAD_DIM;
-        const float* p = head_partials(partial, t, g, h) + static_cast<long long>(s_lo + s0) * PART + 2 + d;
-        for (int s = 0; s < n; ++s) o[i] += __ldcg(p + s * PART) * weight[h][s];
+    for (int c = 0; c < MERGE_VEC; ++c) acc[k][c] = 0.0f;
+  if (j < MERGE_LANES) {
+    for (int i0 = j; i0 < n; i0 += MERGE_LANES * MERGE_BATCH) {
+      float v[MERGE_BATCH][MERGE_VPT][MERGE_VEC], w[MERGE_BATCH][MERGE_VPT];
+RAYO_UNROLL
+      for (int b = 0; b < MERGE_BATCH; ++b) {
+        const int i = i0 + b * MERGE_LANES;
+RAYO_UNROLL
+        for (int k = 0; k < MERGE_VPT; ++k) {
+          const int x = ((MERGE_LANES > 1 ? tid % MERGE_VECS : tid) + k * ATT_THREADS) * MERGE_VEC;
+          if (i < n && x < GQA * HEAD_DIM) {
+            const float* p = head_partials(partial, t, g, x / HEAD_DIM) + static_cast<long long>(first + i * stride) * PART;
+            load_sums(p + x % HEAD_DIM, v[b][k]);
+            w[b][k] = __ldcg(p + HEAD_DIM);
+          }
+        }
+      }
+RAYO_UNROLL
+      for (int b = 0; b < MERGE_BATCH; ++b) {
+        if (i0 + b * MERGE_LANES >= n) break;
+RAYO_UNROLL
+        for (int k = 0; k < MERGE_VPT; ++k) {
+          const int x = ((MERGE_LANES > 1 ? tid % MERGE_VECS : tid) + k * ATT_THREADS) * MERGE_VEC;
+          if (x < GQA * HEAD_DIM) {
+            const float e = expf(w[b][k] - head_m[x / HEAD_DIM]);
+RAYO_UNROLL
+            for (int c = 0; c < MERGE_VEC; ++c) acc[k][c] += v[b][k][c] * e;
+          }
+        }
       }
     }
   }
-  write_group(o, inv_l, out, out_q, out_ds, g, t);
+  // 3. The lanes of each vector summed in order into `sums`.
+  for (int lj = 0; lj < MERGE_LANES; ++lj) {
+    if (j == lj) {
+RAYO_UNROLL
+      for (int k = 0; k < MERGE_VPT; ++k) {
+        const int x = ((MERGE_LANES > 1 ? tid % MERGE_VECS : tid) + k * ATT_THREADS) * MERGE_VEC;
+        if (x < GQA * HEAD_DIM)
+RAYO_UNROLL
+          for (int c = 0; c < MERGE_VEC; ++c)
+            sums[x / HEAD_DIM][x % HEAD_DIM + c] = (lj == 0 ? 0.0f : sums[x / HEAD_DIM][x % HEAD_DIM + c]) + acc[k][c];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Writes the G heads' merged sums, max and sum of exponentials (shared memory)
+// as the partial of split s of row t, the form merge_partials reads.
+__device__ __forceinline__ void store_partial(float* partial, const float (*sums)[HEAD_DIM], const float* head_m,
+                                              const float* head_l, int g, int t, int s) {
+  for (int x = threadIdx.x; x < GQA * HEAD_DIM; x += ATT_THREADS) {
+    const int h = x / HEAD_DIM, d = x % HEAD_DIM;
+    float* part = partial + ((static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS + s) * PART;
+    part[d] = sums[h][d];
+    if (d == 0) {
+      part[HEAD_DIM] = head_m[h];
+      part[HEAD_DIM + 1] = head_l[h];
+    }
+  }
 }
 
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(ATT_THREADS)
@@ -306,39 +428,31 @@ RAYO_UNROLL
     // without the partials' round trip through memory, the fence and the
     // counter: a decode step's attention below CHUNK positions is a chain of
     // dependent memory round trips, ~12 us a layer on an H100 at 2 positions.
-    __shared__ float inv_l[GQA];
-    for (int h = tid; h < GQA; h += ATT_THREADS) inv_l[h] = 1.0f / head_l[h];
-    float o[ATT_PER_THREAD];
-RAYO_UNROLL
-    for (int i = 0; i < ATT_PER_THREAD; ++i) {
-      const int x = tid + i * ATT_THREADS;
-      o[i] = x < GQA * HEAD_DIM ? red[x / HEAD_DIM][x % HEAD_DIM] : 0.0f;
-    }
-    __syncthreads();
-    write_group(o, inv_l, args.out, args.out_q, args.out_ds, g, t);
+    write_sums(red, head_l, args.out, args.out_q, args.out_ds, g, t);
     return;
   }
-  for (int x = tid; x < GQA * HEAD_DIM; x += ATT_THREADS) {
-    const int h = x / HEAD_DIM, d = x % HEAD_DIM;
-    float* part = args.partial + ((static_cast<long long>(t) * N_HEAD + g * GQA + h) * N_SPLITS + s) * PART;
-    part[2 + d] = red[h][d];
-    if (d == 0) {
-      part[0] = head_m[h];
-      part[1] = head_l[h];
-    }
-  }
+  store_partial(args.partial, red, head_m, head_l, g, t, s);
 
-  // 4. The last split of the group to finish merges them all.
-  __shared__ int last;
-  __threadfence();  // this block's partials, visible before it is counted
-  __syncthreads();
-  if (tid == 0) {
-    int* counter = args.counters + t * N_HEAD_KV + g;
-    last = atomicAdd(counter, 1) == n_splits - 1;
-    if (last) *counter = 0;  // for the next step
+  // 4. The merge. Up to MERGE_GROUP splits: the last of them to finish merges
+  //    them all. More: the last of each group of MERGE_GROUP merges its group
+  //    into the group's first split's partial, and the last group to finish
+  //    merges the groups', so that the merges run side by side and none reads
+  //    more than max(MERGE_GROUP, groups) partials.
+  int* counters = args.counters + (static_cast<long long>(t) * N_HEAD_KV + g) * MERGE_COUNTERS;
+  if (n_splits <= MERGE_GROUP) {
+    if (!arrive_last(counters, n_splits)) return;
+    merge_partials(args.partial, t, g, s_lo, 1, n_splits, red, head_m, head_l);
+  } else {
+    const int group = (s - s_lo) / MERGE_GROUP, first = s_lo + group * MERGE_GROUP;
+    const int in_group = n_splits - group * MERGE_GROUP < MERGE_GROUP ? n_splits - group * MERGE_GROUP : MERGE_GROUP;
+    if (!arrive_last(counters + 1 + group, in_group)) return;
+    if (in_group > 1) {  // a group of one split: its partial is the group's
+      merge_partials(args.partial, t, g, first, 1, in_group, red, head_m, head_l);
+      store_partial(args.partial, red, head_m, head_l, g, t, first);
+    }
+    const int groups = (n_splits + MERGE_GROUP - 1) / MERGE_GROUP;
+    if (!arrive_last(counters, groups)) return;
+    merge_partials(args.partial, t, g, s_lo, MERGE_GROUP, groups, red, head_m, head_l);
   }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  attention_merge(args.partial, scores, args.out, args.out_q, args.out_ds, g, t, s_lo, n_splits);
+  write_sums(red, head_l, args.out, args.out_q, args.out_ds, g, t);
 }
