@@ -71,7 +71,7 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel 
   const TwinIn xt{twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data()};
   const KernelSpec spec = gemv_spec(c.type, K, M, 4, c.norm ? c.eps : -1.0f, c.epi, Emit{c.emit, c.emit, c.emit});
   // Launched for a graph of a token tile more than the step: those blocks must return.
-  test::launch(tensor_core_variant(spec, c.tile), T + kGemmTokens, kernel,
+  test::launch(tensor_core_variant(spec, c.tile), T + gemm_block_tokens(c.tile), kernel,
                MatmulArgs{wg.data(), x.data(), xt, nw.data(), y.data(), epi.data(),
                           {yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data()}, y_norm_w.data(), &n});
   if (gemv) {
@@ -111,17 +111,19 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel 
   }
 }
 
-// Two row tiles (the second partial), two token tiles (the second partial)
-// and one more launched than needed, two chunks of K.
+// Two row tiles (the second partial), two chunks of K, and one token block
+// more launched than needed. The f16 tile's blocks take two halves of 32
+// tokens: 37 tokens are a full half and a partial one; 70 (Q4_0, Q8_0, Q4_K)
+// a full block and a partial one.
 TEST(CudaEmulatedGemm, EveryQuantizedFormatMatchesTheDequantizedProduct) {
-  check_gemm({TensorType::Q4_0, 512, 96, 37}, gemm_q4_0::gemm, 1);
+  check_gemm({TensorType::Q4_0, 512, 96, 70}, gemm_q4_0::gemm, 1);
   check_gemm({TensorType::Q4_1, 512, 96, 37}, gemm_q4_1::gemm, 2);
   check_gemm({TensorType::Q5_0, 512, 96, 37}, gemm_q5_0::gemm, 3);
   check_gemm({TensorType::Q5_1, 512, 96, 37}, gemm_q5_1::gemm, 4);
-  check_gemm({TensorType::Q8_0, 512, 96, 37}, gemm_q8_0::gemm, 5);
+  check_gemm({TensorType::Q8_0, 512, 96, 70}, gemm_q8_0::gemm, 5);
   check_gemm({TensorType::Q2_K, 512, 96, 37}, gemm_q2_k::gemm, 6);
   check_gemm({TensorType::Q3_K, 512, 96, 37}, gemm_q3_k::gemm, 7);
-  check_gemm({TensorType::Q4_K, 512, 96, 37}, gemm_q4_k::gemm, 8);
+  check_gemm({TensorType::Q4_K, 512, 96, 70}, gemm_q4_k::gemm, 8);
   check_gemm({TensorType::Q5_K, 512, 96, 37}, gemm_q5_k::gemm, 9);
   check_gemm({TensorType::Q6_K, 512, 96, 37}, gemm_q6_k::gemm, 10);
   check_gemm({TensorType::IQ4_NL, 512, 96, 37}, gemm_iq4_nl::gemm, 11);

@@ -184,9 +184,11 @@ KernelSpec tensor_core_variant(const KernelSpec& s, GemmTile tile) {
   else
     fail("no tensor-core variant of ", s.file);
   t.entry = kernel_entries(t.file).front();
-  set_launch(t, {1, row_tiles}, 0, kGemmTokens, kGemmThreads);
+  set_launch(t, {1, row_tiles}, 0, gemm_block_tokens(tile), kGemmThreads);
   return t;
 }
+
+int64_t gemm_block_tokens(GemmTile tile) { return tile == GemmTile::F16 ? 2 * kGemmTokens : kGemmTokens; }
 
 static bool is_float_type(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
 

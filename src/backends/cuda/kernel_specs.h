@@ -77,10 +77,13 @@ enum class GemmTile { F16, Int8, Exact };
 // 2026-11-27 (not yet measured on a GPU).
 bool int8_gemm_is_faster(TensorType t);
 // The GEMMs' tiles (gemm.cuh's GEMM_TOKENS, GEMM_ROWS; GEMM_THREADS threads):
-// a GEMM's grid is (ceil(token rows / kGemmTokens), ceil(its rows / its tile
-// rows)), where gemm.cu's tile rows are kGemmRows, gemm_swiglu.cu's kGemmRows / 2
-// of each matrix and gemm_qkv_rope_store.cu's kGemmRows / 2 rotation pairs.
+// a GEMM's grid is (ceil(token rows / gemm_block_tokens), ceil(its rows / its
+// tile rows)), where gemm.cu's tile rows are kGemmRows, gemm_swiglu.cu's
+// kGemmRows / 2 of each matrix and gemm_qkv_rope_store.cu's kGemmRows / 2
+// rotation pairs. A block of the f16 tile multiplies two halves of kGemmTokens
+// tokens by each decoded weight (gemm.cuh's kBlockTokens), the int8 tiles one.
 constexpr int64_t kGemmTokens = 32, kGemmRows = 64, kGemmThreads = 128;
+int64_t gemm_block_tokens(GemmTile tile);
 // The GEMMs' dynamic shared memory (gemm.cuh's GemmShared, f16 and exact:
 // their tiles and the stages the asynchronous copies fill; the f16 one uses
 // all of it). Every sm_80+ GPU allows it (at least 99 KB per block).

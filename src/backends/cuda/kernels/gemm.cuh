@@ -5,11 +5,13 @@
 // the backend picks one or the other by the step's size alone.
 //
 // Work split: a block of GEMM_THREADS (4 warps) computes a tile of 64 matrix
-// rows x GEMM_TOKENS (32) tokens; warp w owns rows 32 (w % 2) .. + 32 and
-// tokens 16 (w / 2) .. + 16, 2 x 2 tensor-core tiles of 16 x 8. The tile's
-// sums then go through shared memory to the caller's epilogue. The host's
-// grids use kernel_specs.h's kGemmTokens, kGemmRows and kGemmThreads, which
-// mirror the macros below. Two ways to multiply, in two namespaces of the
+// rows x kBlockTokens tokens (the int8 tiles' GEMM_TOKENS = 32; the f16
+// tile's two halves of 32, one after the other, by the same decoded weights),
+// in multiplies of 64 rows x 32 tokens: warp w owns rows 32 (w % 2) .. + 32
+// and tokens 16 (w / 2) .. + 16 of the half, 2 x 2 tensor-core tiles of
+// 16 x 8. The tile's sums then go through shared memory to the caller's
+// epilogue. The host's grids use kernel_specs.h's gemm_block_tokens,
+// kGemmRows and kGemmThreads, which mirror the macros below. Two ways to multiply, in two namespaces of the
 // same names (GemmShared, gemm_stage_unit, gemm_tile), which a kernel file
 // picks by its GEMM_EXACT macro with gemm_namespace.cuh:
 //
@@ -17,9 +19,10 @@
 // in a pipeline of asynchronous copies (async_copy.cuh):
 //   1. the block copies the tile's weights, each row's chunk as its format
 //      stores it (GPU layout planes), into one of two stages in shared
-//      memory, and the tokens' q8 twins into a third, with cp.async: chunk
-//      kc + 1's weights are in flight while chunk kc is decoded and
-//      multiplied;
+//      memory, and the first half's tokens' q8 twins into a third, with
+//      cp.async: chunk kc + 1's weights are in flight while chunk kc is
+//      decoded and multiplied (the second half's twins come from L2, their
+//      loads in flight during the first half's multiply);
 //   2. it decodes a landed chunk to f16 tiles (Gpu<FMT>::read from the stage,
 //      unit_halves, a unit per task: the format's int8 lanes, each turned
 //      into a float by one byte permutation and one subtraction (lane_exact)
@@ -28,7 +31,8 @@
 //      model's residuals take past f16's 65 504 (inf, then NaN), while
 //      x * norm_w / rms stays near the norm's weights);
 //   3. each warp multiplies them (mma.cuh: f16 in, f32 accumulators), per
-//      step of 16 values of K, its fragments loaded by ldmatrix.
+//      step of 16 values of K, its fragments loaded by ldmatrix; then the
+//      second half's tokens take the token tile and the same weights.
 // f16 tile rows are 256 halves (512 bytes); their 16-byte chunks are
 // XOR-swizzled by row % 8, so the fragment loads of 8 rows (or 8 tokens) and
 // the 16-byte stores hit distinct banks. Its results differ from the GEMVs' by
@@ -91,13 +95,13 @@ __device__ __forceinline__ constexpr int gemm_units_per_chunk() {
 }
 
 // A tile's end: the warps' accumulators (acc[mi][ni]: rows 32 (w % 2) + 16 mi
-// + g (+ 8), tokens 16 (w / 2) + 8 ni + 2t (+ 1), as mma.cuh's fragments) into
-// sh.out()[token][row], and with kNorm each token's 1/rms into sh.inv(), for
+// + g (+ 8), tokens tok0 + 16 (w / 2) + 8 ni + 2t (+ 1), as mma.cuh's
+// fragments) into sh.out()[token][row], and with kNorm each token's 1/rms into sh.inv(), for
 // the caller to apply (the exact tile's sums lack it; the f16 tile's have it
 // already: kNormInSums). Every thread must call it, after a __syncthreads.
 template <int K, bool kNorm, typename Shared>
 __device__ __forceinline__ void gemm_tile_results(const float (&acc)[2][2][4], const float* xss, float eps, int nt,
-                                                  Shared& sh) {
+                                                  Shared& sh, int tok0 = 0) {
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const int g = lane / 4, t = lane % 4;
   float (*out)[GEMM_ROWS] = sh.out();
@@ -105,7 +109,7 @@ RAYO_UNROLL
   for (int mi = 0; mi < 2; ++mi)
 RAYO_UNROLL
     for (int ni = 0; ni < 2; ++ni) {
-      const int r = 32 * (warp % 2) + 16 * mi + g, n = 16 * (warp / 2) + 8 * ni + 2 * t;
+      const int r = 32 * (warp % 2) + 16 * mi + g, n = tok0 + 16 * (warp / 2) + 8 * ni + 2 * t;
       out[n][r] = acc[mi][ni][0];
       out[n + 1][r] = acc[mi][ni][1];
       out[n][r + 8] = acc[mi][ni][2];
@@ -163,6 +167,13 @@ namespace gemm_f16 {
 // slots start 12 banks apart, in distinct groups of 4.
 #define GEMM_SLOT 304
 
+// Tokens per block: two halves of GEMM_TOKENS, multiplied one after the other
+// by each chunk's weights, decoded once: a decoded weight serves 64 tokens.
+// The token tile holds one half at a time (the first half's twins staged a
+// chunk ahead by cp.async, the second's read from L2 when its turn comes), so
+// the shared memory stays within the 96 KB every sm_80+ GPU allows.
+constexpr int kBlockTokens = 2 * GEMM_TOKENS;
+
 // The word of row `row` holding halves 2*word, 2*word+1 of its K chunk.
 __device__ __forceinline__ int gemm_swizzle(int row, int word) { return ((word >> 2) ^ (row & 7)) * 4 + (word & 3); }
 
@@ -170,22 +181,23 @@ __device__ __forceinline__ int gemm_swizzle(int row, int word) { return ((word >
 // kGemmSharedBytes): the f16 tiles the tensor cores read, weights
 // [GEMM_ROWS][GEMM_WORDS] and tokens [GEMM_TOKENS][GEMM_WORDS] as f16 pairs,
 // and the stages the asynchronous copies fill: each row's chunk as its
-// format stores it (two stages, chunks kc % 2), and the tokens' q8 twin (one
-// stage: q and the blocks' scales d; the tile has no use for the twin's s).
-// With a fused norm, `scale` holds each token's 1/rms for the whole K loop.
-// After the K loop the weight tile holds the sums, out[GEMM_TOKENS]
-// [GEMM_ROWS] floats.
+// format stores it (two stages, chunks kc % 2), and the first half's tokens'
+// q8 twin (one stage: q and the blocks' scales d; the tile has no use for the
+// twin's s). With a fused norm, `scale` holds each token's 1/rms for the
+// whole K loop. After the K loop the weight tile holds the sums,
+// out[kBlockTokens][GEMM_ROWS] floats.
 struct alignas(16) GemmShared {
   u32 w[GEMM_ROWS][GEMM_WORDS];
   u32 x[GEMM_TOKENS][GEMM_WORDS];
   u8 raw[2][GEMM_ROWS][GEMM_SLOT];
   i8 xq[GEMM_TOKENS][GEMM_K];
   float xd[GEMM_TOKENS][GEMM_K / 32];
-  float scale[GEMM_TOKENS];
+  float scale[kBlockTokens];
   __device__ float (*out())[GEMM_ROWS] { return reinterpret_cast<float (*)[GEMM_ROWS]>(&w[0][0]); }
   __device__ float* inv() { return reinterpret_cast<float*>(&x[0][0]); }
 };
 static_assert(sizeof(GemmShared) <= 98304, "kernel_specs.h's kGemmSharedBytes");
+static_assert(sizeof(float) * kBlockTokens * GEMM_ROWS <= sizeof(GemmShared::w), "out() fits in w");
 
 // The tile's sums come out with the norm's 1/rms already applied (it scales
 // the token tile), so callers must not apply sh.inv() again.
@@ -325,30 +337,65 @@ __device__ __forceinline__ void gemm_token_scales(const float* xss, float eps, i
   }
 }
 
-// The token tile of chunk kc from the token stage: t < nt as f16(d * q), with
-// kNorm f16(d * 1/rms * q); tokens past nt, and values past K, as zeros.
-// Each thread keeps one group of 8 values and takes every
-// (GEMM_THREADS / groups)-th token; lane_exact converts the int8 lanes.
-template <int K, bool kNorm>
-__device__ __forceinline__ void gemm_stage_tokens(int nt, int kc, GemmShared& sh) {
-  constexpr int kGroups = GEMM_K / 8;
+// 8 int8 lanes q of a token's twin times d, as 8 halves f16(d * q) (one
+// 16-byte chunk of the token tile); lane_exact converts the lanes.
+__device__ __forceinline__ uint4 token_halves(uint2 q, float d) {
+  const u32 lo = q.x ^ 0x80808080u, hi = q.y ^ 0x80808080u;
+  auto at = [&](u32 x, int n) { return lane_exact(x, n) * d; };
+  return make_uint4(pack_half2(at(lo, 0), at(lo, 1)), pack_half2(at(lo, 2), at(lo, 3)),
+                    pack_half2(at(hi, 0), at(hi, 1)), pack_half2(at(hi, 2), at(hi, 3)));
+}
+
+// A thread's share of a half's token tile for one chunk: each thread keeps
+// one group of 8 values and takes every (GEMM_THREADS / groups)-th token.
+struct TokenShare {
+  static constexpr int kGroups = GEMM_K / 8, kPer = GEMM_TOKENS * kGroups / GEMM_THREADS;
   static_assert(GEMM_THREADS % kGroups == 0, "a fixed group per thread");
-  const int grp = threadIdx.x % kGroups;
-  const bool in_k = static_cast<long long>(kc) * GEMM_K + 8 * grp < K;
+  uint2 q[kPer];  // the group's 8 int8 lanes, per token
+  float d[kPer];  // its block's scale
+  __device__ static int group() { return threadIdx.x % kGroups; }
+  __device__ static int token(int i) { return threadIdx.x / kGroups + i * (GEMM_THREADS / kGroups); }
+};
+
+// This thread's share of the twins of chunk kc of a half's nt tokens (tokens
+// past nt, and values past K, as zeros): from the token stage (kFromStage,
+// the first half), or straight from L2 (xq, xds: the second half's rows),
+// all loads issued before any is used.
+template <int K, bool kFromStage>
+__device__ __forceinline__ TokenShare gemm_token_share(const i8* xq, const float2* xds, int nt, int kc,
+                                                       const GemmShared& sh) {
+  TokenShare s;
+  const int grp = TokenShare::group();
+  const long long k = static_cast<long long>(kc) * GEMM_K + 8 * grp;
 RAYO_UNROLL
-  for (int i = 0; i < GEMM_TOKENS * kGroups / GEMM_THREADS; ++i) {
-    const int t = threadIdx.x / kGroups + i * (GEMM_THREADS / kGroups);
-    uint4 packed = make_uint4(0, 0, 0, 0);
-    if (t < nt && in_k) {
-      const uint2 q = *reinterpret_cast<const uint2*>(&sh.xq[t][8 * grp]);
-      const float d = kNorm ? sh.xd[t][grp / 4] * sh.scale[t] : sh.xd[t][grp / 4];
-      const u32 lo = q.x ^ 0x80808080u, hi = q.y ^ 0x80808080u;
-      auto at = [&](u32 x, int n) { return lane_exact(x, n) * d; };
-      packed = make_uint4(pack_half2(at(lo, 0), at(lo, 1)), pack_half2(at(lo, 2), at(lo, 3)),
-                          pack_half2(at(hi, 0), at(hi, 1)), pack_half2(at(hi, 2), at(hi, 3)));
+  for (int i = 0; i < TokenShare::kPer; ++i) {
+    const int t = TokenShare::token(i);
+    s.q[i] = uint2{0u, 0u};
+    s.d[i] = 0.0f;
+    if (t < nt && k < K) {
+      if (kFromStage) {
+        s.q[i] = *reinterpret_cast<const uint2*>(&sh.xq[t][8 * grp]);
+        s.d[i] = sh.xd[t][grp / 4];
+      } else {
+        s.q[i] = *reinterpret_cast<const uint2*>(xq + static_cast<long long>(t) * K + k);
+        s.d[i] = xds[static_cast<long long>(t) * (K / 32) + k / 32].x;
+      }
     }
+  }
+  return s;
+}
+
+// The token tile from a share of half `half` (its nt tokens): f16(d * q), with
+// kNorm f16(d * 1/rms * q).
+template <bool kNorm>
+__device__ __forceinline__ void gemm_stage_tokens(const TokenShare& s, int nt, int half, GemmShared& sh) {
+  const int grp = TokenShare::group();
+RAYO_UNROLL
+  for (int i = 0; i < TokenShare::kPer; ++i) {
+    const int t = TokenShare::token(i);
+    const float scale = kNorm && t < nt ? sh.scale[GEMM_TOKENS * half + t] : 1.0f;
     // 8 halves = one 16-byte chunk (4 words) of the token's row.
-    *reinterpret_cast<uint4*>(&sh.x[t][gemm_swizzle(t, 4 * grp)]) = packed;
+    *reinterpret_cast<uint4*>(&sh.x[t][gemm_swizzle(t, 4 * grp)]) = token_halves(s.q[i], s.d[i] * scale);
   }
 }
 
@@ -393,14 +440,32 @@ struct UnitOp {
   }
 };
 
-// The whole K loop of a tile. units(op) calls op(GemmMatrix<FMT, M>{}, w,
-// row, uc, srow) for every unit task of the tile's 64 shared rows (the caller
-// decides which matrix row each is). Per chunk kc, software-pipelined:
+// Zeroed accumulators of the block's two halves of tokens.
+__device__ __forceinline__ void zero_acc(float (&acc)[2][2][2][4]) {
+RAYO_UNROLL
+  for (int h = 0; h < 2; ++h)
+RAYO_UNROLL
+    for (int mi = 0; mi < 2; ++mi)
+RAYO_UNROLL
+      for (int ni = 0; ni < 2; ++ni)
+RAYO_UNROLL
+        for (int i = 0; i < 4; ++i) acc[h][mi][ni][i] = 0.0f;
+}
+
+// The whole K loop of a tile of kBlockTokens tokens. units(op) calls
+// op(GemmMatrix<FMT, M>{}, w, row, uc, srow) for every unit task of the
+// tile's 64 shared rows (the caller decides which matrix row each is). Per
+// chunk kc, software-pipelined:
 //   - the copies of chunk kc + 1's weights are issued first (stage (kc+1) % 2),
 //     so they are in flight while chunk kc is decoded and multiplied;
-//   - the block waits for chunk kc's copies, decodes them into the f16 tiles,
-//     then issues the copies of chunk kc + 1's tokens (their stage is free
-//     once decoded) and multiplies.
+//   - the block waits for chunk kc's copies, decodes them into the f16 tiles
+//     (the first half's tokens from their stage), then issues the copies of
+//     chunk kc + 1's first-half tokens (their stage is free once decoded) and
+//     multiplies the first half;
+//   - with a second half (nt > GEMM_TOKENS, the same for the whole block), its
+//     tokens' loads from L2 are issued before the first half's multiply, and
+//     staged into the token tile after it, for a multiply by the same decoded
+//     weights.
 // Each iteration commits one group of copies before its wait and one after,
 // so cp_async_wait<1> leaves only the newest (the next chunk's weights) in
 // flight. Leaves the sums in sh.out()[token][row], with kNorm already scaled
@@ -410,15 +475,13 @@ template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>
 __device__ __forceinline__ void gemm_tile(const Units& units, const i8* xq, const float2* xds, const float* xss,
                                           float eps, int nt, GemmShared& sh) {
   constexpr int kChunks = (K + GEMM_K - 1) / GEMM_K;
-  float acc[2][2][4];
-RAYO_UNROLL
-  for (int mi = 0; mi < 2; ++mi)
-RAYO_UNROLL
-    for (int ni = 0; ni < 2; ++ni)
-RAYO_UNROLL
-      for (int i = 0; i < 4; ++i) acc[mi][ni][i] = 0.0f;
+  const int nt0 = nt < GEMM_TOKENS ? nt : GEMM_TOKENS, nt1 = nt - nt0;  // tokens of each half
+  const i8* xq1 = xq + static_cast<long long>(GEMM_TOKENS) * K;
+  const float2* xds1 = xds + static_cast<long long>(GEMM_TOKENS) * (K / 32);
+  float acc[2][2][2][4];
+  zero_acc(acc);
   units(UnitOp<K>{sh, 0, false});
-  gemm_stage_token_copies<K>(xq, xds, nt, 0, sh);
+  gemm_stage_token_copies<K>(xq, xds, nt0, 0, sh);
   cp_async_commit();
   // While the first chunk's copies fly; the loop's first barrier publishes them.
   if (kNorm) gemm_token_scales<K>(xss, eps, nt, sh);
@@ -428,38 +491,44 @@ RAYO_UNROLL
     cp_async_wait<1>();  // chunk kc's weights and tokens have landed ...
     __syncthreads();     // ... everyone's; and the previous multiply is done with the tiles
     units(UnitOp<K>{sh, kc, true});
-    gemm_stage_tokens<K, kNorm>(nt, kc, sh);
+    gemm_stage_tokens<kNorm>(gemm_token_share<K, true>(xq, xds, nt0, kc, sh), nt0, 0, sh);
     __syncthreads();
-    if (kc + 1 < kChunks) gemm_stage_token_copies<K>(xq, xds, nt, kc + 1, sh);
+    if (kc + 1 < kChunks) gemm_stage_token_copies<K>(xq, xds, nt0, kc + 1, sh);
     cp_async_commit();
-    gemm_mma_chunk(sh, acc);
+    TokenShare second;
+    if (nt1 > 0) second = gemm_token_share<K, false>(xq1, xds1, nt1, kc, sh);
+    gemm_mma_chunk(sh, acc[0]);
+    if (nt1 > 0) {
+      __syncthreads();  // the first half's multiply is done with the token tile
+      gemm_stage_tokens<kNorm>(second, nt1, 1, sh);
+      __syncthreads();
+      gemm_mma_chunk(sh, acc[1]);
+    }
   }
   cp_async_wait<0>();  // nothing is left but empty groups
   __syncthreads();
-  gemm_tile_results<K, false>(acc, xss, eps, nt, sh);
+  gemm_tile_results<K, false>(acc[0], xss, eps, nt, sh);
+  gemm_tile_results<K, false>(acc[1], xss, eps, nt, sh, GEMM_TOKENS);
 }
 
 // The K loop of a tile of F16 weights as stored (rows of K halves, K a
 // multiple of 8; rows row0 .. row0 + 63 of M, those past M read as row M - 1
 // and not written by the caller) times f32 activations (x: the tile's nt
-// token rows of K floats): nothing to decode, so each chunk's 16-byte pieces
-// of the weights are copied with cp.async straight to their swizzled places in
-// the f16 tile, while the tokens are converted to f16 into theirs; values past
-// K are zeros. No fused norm. (The copies do not yet overlap the previous
-// chunk's multiply.) Leaves the sums in sh.out()[token][row].
+// token rows of K floats, up to kBlockTokens): nothing to decode, so each
+// chunk's 16-byte pieces of the weights are copied with cp.async straight to
+// their swizzled places in the f16 tile, while each half's tokens in turn are
+// converted to f16 into theirs; values past K are zeros. No fused norm. (The
+// copies do not yet overlap the previous chunk's multiply.) Leaves the sums in
+// sh.out()[token][row].
 template <long long M, int K>
 __device__ __forceinline__ void gemm_tile_half_rows(const u16* w, long long row0, const float* x, int nt,
                                                     GemmShared& sh) {
   static_assert(K % 8 == 0, "16-byte pieces of f16 rows");
   constexpr int kChunks = (K + GEMM_K - 1) / GEMM_K;
   constexpr int kPieces = GEMM_K / 8;  // 16-byte pieces of a row's chunk
-  float acc[2][2][4];
-RAYO_UNROLL
-  for (int mi = 0; mi < 2; ++mi)
-RAYO_UNROLL
-    for (int ni = 0; ni < 2; ++ni)
-RAYO_UNROLL
-      for (int i = 0; i < 4; ++i) acc[mi][ni][i] = 0.0f;
+  const int halves = nt > GEMM_TOKENS ? 2 : 1;
+  float acc[2][2][2][4];
+  zero_acc(acc);
   for (int kc = 0; kc < kChunks; ++kc) {
     const int k0 = kc * GEMM_K;
     for (int task = threadIdx.x; task < GEMM_ROWS * kPieces; task += GEMM_THREADS) {
@@ -472,22 +541,26 @@ RAYO_UNROLL
         *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
     }
     cp_async_commit();
-    for (int task = threadIdx.x; task < GEMM_TOKENS * kPieces; task += GEMM_THREADS) {
-      const int t = task / kPieces, grp = task % kPieces;
-      uint4 packed = make_uint4(0, 0, 0, 0);
-      if (t < nt && k0 + 8 * grp < K) {
-        const float4* p = reinterpret_cast<const float4*>(x + static_cast<long long>(t) * K + k0 + 8 * grp);
-        const float4 a = p[0], b = p[1];
-        packed = make_uint4(pack_half2(a.x, a.y), pack_half2(a.z, a.w), pack_half2(b.x, b.y), pack_half2(b.z, b.w));
+    for (int h = 0; h < halves; ++h) {
+      for (int task = threadIdx.x; task < GEMM_TOKENS * kPieces; task += GEMM_THREADS) {
+        const int t = task / kPieces, grp = task % kPieces;
+        uint4 packed = make_uint4(0, 0, 0, 0);
+        if (GEMM_TOKENS * h + t < nt && k0 + 8 * grp < K) {
+          const float4* p = reinterpret_cast<const float4*>(
+              x + static_cast<long long>(GEMM_TOKENS * h + t) * K + k0 + 8 * grp);
+          const float4 a = p[0], b = p[1];
+          packed = make_uint4(pack_half2(a.x, a.y), pack_half2(a.z, a.w), pack_half2(b.x, b.y), pack_half2(b.z, b.w));
+        }
+        *reinterpret_cast<uint4*>(&sh.x[t][gemm_swizzle(t, 4 * grp)]) = packed;
       }
-      *reinterpret_cast<uint4*>(&sh.x[t][gemm_swizzle(t, 4 * grp)]) = packed;
+      cp_async_wait<0>();
+      __syncthreads();  // every thread's pieces of both tiles are in place
+      gemm_mma_chunk(sh, acc[h]);
+      __syncthreads();  // the multiply is done with the tiles before the next half or chunk
     }
-    cp_async_wait<0>();
-    __syncthreads();  // every thread's pieces of both tiles are in place
-    gemm_mma_chunk(sh, acc);
-    __syncthreads();  // the multiply is done with the tiles before the next chunk's copies
   }
-  gemm_tile_results<K, false>(acc, nullptr, 0.0f, nt, sh);
+  gemm_tile_results<K, false>(acc[0], nullptr, 0.0f, nt, sh);
+  gemm_tile_results<K, false>(acc[1], nullptr, 0.0f, nt, sh, GEMM_TOKENS);
 }
 }  // namespace gemm_f16
 

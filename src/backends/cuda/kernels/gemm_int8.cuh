@@ -365,6 +365,7 @@ RAYO_UNROLL
   namespace name {                                                                                          \
   using gemm_int8_tiles::GemmShared;                                                                        \
   constexpr bool kNormInSums = false;                                                                       \
+  constexpr int kBlockTokens = GEMM_TOKENS;                                                                 \
   template <int K>                                                                                          \
   using UnitOp = gemm_int8_tiles::UnitOp<K, gemv_order>;                                                    \
   template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>                                      \
