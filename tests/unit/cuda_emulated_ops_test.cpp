@@ -163,6 +163,9 @@ TEST(CudaEmulatedAttention, GqaRatiosHeadDimsAndSplits) {
   check_attention({96, 4, 4, 16, 100}, att_96_4_4_16::attention, 7);
   check_attention({4, 2, 2, 64, 100}, att_4_2_2_64::attention, 8);  // llama-2-tiny-random: head_dim 4
   check_attention({64, 8, 2, 64, 300, true}, att_emit_64_8_2_64::attention, 9);
+  // A split's positions in sub-tiles (24, 24, 16), as chunks longer than
+  // 8192 / GQA positions take them.
+  check_attention({64, 8, 2, 64, 300, true}, att_sub_64_8_2_64::attention, 14);
   // More splits (38) than a chunk's positions (16); the last row's merge goes
   // by five groups (8, 8, 8, 8, 6).
   check_attention({64, 8, 2, 16, 600, true}, att_64_8_2_16::attention, 10);

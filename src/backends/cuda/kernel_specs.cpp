@@ -298,8 +298,7 @@ int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa) {
   // block in two rounds (attention.cu).
   const int64_t splits = std::min<int64_t>(max_tokens <= 8 ? 1024 : 64, 8192 / std::max(gqa, 1));
   const int64_t floor = max_tokens <= 8 ? 64 : 256;
-  const int64_t chunk = std::max(floor, pow2_at_least((max_seq_len + splits - 1) / splits));
-  return static_cast<int>(std::min<int64_t>(chunk, std::max(16, 8192 / std::max(gqa, 1))));
+  return static_cast<int>(std::max(floor, pow2_at_least((max_seq_len + splits - 1) / splits)));
 }
 
 int64_t attention_partial_floats(int head_dim) { return (head_dim + 2 + 3) / 4 * 4; }

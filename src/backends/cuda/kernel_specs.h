@@ -117,10 +117,10 @@ KernelSpec tensor_core_variant(const KernelSpec& gemv_family, GemmTile tile = Ge
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
 // tokens) use small chunks, so that a long context spreads over many blocks
 // (at most 1024 splits); prompt graphs large ones, so that their partial
-// results stay small (at most 64 splits per row). A split's scores stay in
-// shared memory: chunk times (n_head / n_head_kv) is at most 8192, and so are
-// splits times it up to the context of 8192^2 / gqa^2 positions (1M at GQA 8)
-// beyond which the splits grow with the context.
+// results stay small (at most 64 splits per row); at most 8192 / gqa either
+// way. Chunks grow with the context past that, so the splits, the grid and
+// the partial results stay bounded at any context: a split scores 8192 / gqa
+// positions at a time in shared memory (attention.cu's ATT_SUB).
 int attention_chunk(int64_t max_seq_len, int64_t max_tokens, int gqa);
 // Floats of one partial result of the attention kernel's splits (a row, a
 // query head, a split): head_dim sums, their max and sum of exponentials,

@@ -54,6 +54,7 @@
 #undef TPP
 #undef TPP2
 #undef PPP
+#undef ATT_SUB
 #undef SWIGLU_ROWS
 #undef GELU
 #undef EMBED_SCALE

@@ -10,14 +10,19 @@
 // for the group) of row t, over positions [s*CHUNK, (s+1)*CHUNK) that are in
 // lo..positions[t]. Splits outside exit at once; so the launch shape depends
 // only on the context length.
+//   per sub-tile of up to ATT_SUB positions (the whole split but for chunks
+//   longer than 8192 / G, which so cost no more shared memory):
 //   1. scores: TPP threads per position each load EPT halves of its key (one
 //      16-byte load for EPT = 8) and dot them with the G queries; the partial
 //      dots are summed across the TPP threads by shuffles; PPP positions per
 //      pass, all loads of a pass in flight together;
-//   2. a softmax per head over the split (max, exp, sum), in shared memory;
+//   2. a softmax per head over the sub-tile (max, exp, sum), in shared
+//      memory, against the running max of the sub-tiles before (whose sums
+//      are scaled by exp(old max - new max));
 //   3. the values: the same threads load the positions' values and accumulate
-//      p * v for the G heads; the position groups are summed by shuffles within
-//      a warp, then across the warps in shared memory.
+//      p * v for the G heads.
+//   Then the position groups are summed by shuffles within a warp, then
+//   across the warps in shared memory.
 //   It writes the partial result (m = max score, l = sum of exp(score - m),
 //   o[HEAD_DIM] = sum of exp(score - m) * v) of each head to `partial`.
 //   A row with one split (fewer than CHUNK positions in view, or all in one
@@ -74,6 +79,13 @@
 #define TPP (HEAD_DIM / EPT)
 #define TPP2 (TPP <= 1 ? 1 : TPP <= 2 ? 2 : TPP <= 4 ? 4 : TPP <= 8 ? 8 : TPP <= 16 ? 16 : 32)
 #define PPP (ATT_THREADS / TPP2)
+// Positions a block scores at a time (its score rows in shared memory, at
+// most 32 KB): a longer chunk goes in sub-tiles, with a running max and sum.
+// (Tests set a smaller one, so that short chunks take several sub-tiles.)
+#ifndef ATT_SUB
+#define ATT_SUB (CHUNK < 8192 / GQA ? CHUNK : 8192 / GQA)
+#endif
+static_assert(ATT_SUB <= CHUNK, "a sub-tile within the chunk");
 
 static_assert(HEAD_DIM % 2 == 0 && HEAD_DIM <= 256, "head_dim: even, at most 256");
 static_assert(N_HEAD % N_HEAD_KV == 0, "query heads: a multiple of the kv heads");
@@ -313,13 +325,12 @@ attention(const AttentionArgs args) {
   const int* table = args.kv.block_table + args.kv.seq[t] * *args.kv.max_blocks;
   const long long head_off = static_cast<long long>(g) * HEAD_DIM + e * EPT;
 
-  __shared__ float scores[GQA][CHUNK];
+  __shared__ float scores[GQA][ATT_SUB];
   __shared__ float red[GQA][HEAD_DIM];
-  __shared__ float head_m[GQA], head_l[GQA];
+  __shared__ float head_m[GQA], head_l[GQA], head_scale[GQA];
   // Passes per round of loads: their loads are all in flight before any is used.
   constexpr int kUnroll = 4;
 
-  // 1. Scores of the G heads (queries pre-scaled), PPP positions per pass.
   float qv[GQA][EPT];
 RAYO_UNROLL
   for (int h = 0; h < GQA; ++h)
@@ -329,77 +340,104 @@ RAYO_UNROLL
           active
               ? args.q[static_cast<long long>(t) * (N_HEAD * HEAD_DIM) + (g * GQA + h) * HEAD_DIM + e * EPT + i] * SCALE
               : 0.0f;
-  for (int j0 = 0; j0 < n; j0 += PPP * kUnroll) {
-    float kv[kUnroll][EPT];
-RAYO_UNROLL
-    for (int u = 0; u < kUnroll; ++u) {
-      const int j = j0 + u * PPP + pg;
-RAYO_UNROLL
-      for (int i = 0; i < EPT; ++i) kv[u][i] = 0.0f;
-      if (active && j < n)
-        load_halves(args.k_cache + kv_row(table, 0, 0, first + j, BLOCK_SIZE, RING_BLOCKS) * KV_WIDTH + head_off,
-                    kv[u]);
-    }
-RAYO_UNROLL
-    for (int u = 0; u < kUnroll; ++u) {
-      const int j = j0 + u * PPP + pg;
-RAYO_UNROLL
-      for (int h = 0; h < GQA; ++h) {
-        float d = 0.0f;
-RAYO_UNROLL
-        for (int i = 0; i < EPT; ++i) d += qv[h][i] * kv[u][i];
-RAYO_UNROLL
-        for (int o = TPP2 / 2; o > 0; o >>= 1) d += __shfl_xor_sync(FULL_MASK, d, o);
-        if (e == 0 && j < n) scores[h][j] = d;
-      }
-    }
-  }
-  __syncthreads();
-
-  // 2. Softmax over the split, one warp per head.
-  for (int h = warp; h < GQA; h += ATT_WARPS) {
-    float m = -INFINITY;
-    for (int j = lane; j < n; j += WARP) m = fmaxf(m, scores[h][j]);
-    m = warp_max(m);
-    float l = 0.0f;
-    for (int j = lane; j < n; j += WARP) {
-      const float p = expf(scores[h][j] - m);
-      scores[h][j] = p;
-      l += p;
-    }
-    l = warp_sum(l);
-    if (lane == 0) {
-      head_m[h] = m;
-      head_l[h] = l;
-    }
-  }
-  __syncthreads();
-
-  // 3. The values, weighted: position group pg takes positions pg, pg + PPP, ...
   float acc[GQA][EPT];
 RAYO_UNROLL
   for (int h = 0; h < GQA; ++h)
 RAYO_UNROLL
     for (int i = 0; i < EPT; ++i) acc[h][i] = 0.0f;
-  if (active) {
-    for (int j0 = pg; j0 < n; j0 += PPP * kUnroll) {
-      float vv[kUnroll][EPT];
+  for (int h = tid; h < GQA; h += ATT_THREADS) {
+    head_m[h] = -INFINITY;
+    head_l[h] = 0.0f;
+  }
+  // The split's positions, ATT_SUB at a time: one pass when the chunk fits
+  // the score rows (a trip count known at compile time, so that the queries'
+  // registers are free before the values are summed, as without the loop;
+  // the running max and sum then reduce to the split's own).
+  constexpr int kSubTiles = (CHUNK + ATT_SUB - 1) / ATT_SUB;
+  for (int sub = 0; sub < kSubTiles; ++sub) {
+    const int s0 = sub * ATT_SUB;
+    if (s0 >= n) break;
+    const int ns = n - s0 < ATT_SUB ? n - s0 : ATT_SUB;
+    const int at = first + s0;  // the sub-tile's first position
+    __syncthreads();  // the previous sub-tile's weights are used; head_m/l are set
+    // 1. Scores of the G heads (queries pre-scaled), PPP positions per pass.
+    for (int j0 = 0; j0 < ns; j0 += PPP * kUnroll) {
+      float kv[kUnroll][EPT];
 RAYO_UNROLL
       for (int u = 0; u < kUnroll; ++u) {
-        const int j = j0 + u * PPP;
-        if (j < n)
-          load_halves(args.v_cache + kv_row(table, 0, 0, first + j, BLOCK_SIZE, RING_BLOCKS) * KV_WIDTH + head_off,
-                      vv[u]);
+        const int j = j0 + u * PPP + pg;
+RAYO_UNROLL
+        for (int i = 0; i < EPT; ++i) kv[u][i] = 0.0f;
+        if (active && j < ns)
+          load_halves(args.k_cache + kv_row(table, 0, 0, at + j, BLOCK_SIZE, RING_BLOCKS) * KV_WIDTH + head_off,
+                      kv[u]);
       }
 RAYO_UNROLL
       for (int u = 0; u < kUnroll; ++u) {
-        const int j = j0 + u * PPP;
-        if (j >= n) break;
+        const int j = j0 + u * PPP + pg;
 RAYO_UNROLL
         for (int h = 0; h < GQA; ++h) {
-          const float p = scores[h][j];
+          float d = 0.0f;
 RAYO_UNROLL
-          for (int i = 0; i < EPT; ++i) acc[h][i] += p * vv[u][i];
+          for (int i = 0; i < EPT; ++i) d += qv[h][i] * kv[u][i];
+RAYO_UNROLL
+          for (int o = TPP2 / 2; o > 0; o >>= 1) d += __shfl_xor_sync(FULL_MASK, d, o);
+          if (e == 0 && j < ns) scores[h][j] = d;
+        }
+      }
+    }
+    __syncthreads();
+
+    // 2. Softmax over the sub-tile, one warp per head, against the running max
+    //    M: the weights exp(score - M'), M' = max(M, the sub-tile's), and the
+    //    factor exp(M - M') for what was summed before (0 at the first).
+    for (int h = warp; h < GQA; h += ATT_WARPS) {
+      float m = head_m[h];
+      for (int j = lane; j < ns; j += WARP) m = fmaxf(m, scores[h][j]);
+      m = warp_max(m);
+      float l = 0.0f;
+      for (int j = lane; j < ns; j += WARP) {
+        const float p = expf(scores[h][j] - m);
+        scores[h][j] = p;
+        l += p;
+      }
+      l = warp_sum(l);
+      if (lane == 0) {
+        const float rescale = expf(head_m[h] - m);
+        head_scale[h] = rescale;
+        head_l[h] = head_l[h] * rescale + l;
+        head_m[h] = m;
+      }
+    }
+    __syncthreads();
+
+    // 3. The values, weighted: position group pg takes positions pg, pg + PPP, ...
+RAYO_UNROLL
+    for (int h = 0; h < GQA; ++h) {
+      const float rescale = head_scale[h];
+RAYO_UNROLL
+      for (int i = 0; i < EPT; ++i) acc[h][i] *= rescale;
+    }
+    if (active) {
+      for (int j0 = pg; j0 < ns; j0 += PPP * kUnroll) {
+        float vv[kUnroll][EPT];
+RAYO_UNROLL
+        for (int u = 0; u < kUnroll; ++u) {
+          const int j = j0 + u * PPP;
+          if (j < ns)
+            load_halves(args.v_cache + kv_row(table, 0, 0, at + j, BLOCK_SIZE, RING_BLOCKS) * KV_WIDTH + head_off,
+                        vv[u]);
+        }
+RAYO_UNROLL
+        for (int u = 0; u < kUnroll; ++u) {
+          const int j = j0 + u * PPP;
+          if (j >= ns) break;
+RAYO_UNROLL
+          for (int h = 0; h < GQA; ++h) {
+            const float p = scores[h][j];
+RAYO_UNROLL
+            for (int i = 0; i < EPT; ++i) acc[h][i] += p * vv[u][i];
+          }
         }
       }
     }
