@@ -69,7 +69,7 @@ struct GraphState {
   ActivationPlan plan;    // the 8-bit twins of matmul inputs (activation_plan.h)
   DeviceBuffer twins;     // their arena
   DeviceBuffer partial;   // attention split results
-  DeviceBuffer counters;  // attention splits finished, per (token, kv head); zero between steps
+  DeviceBuffer counters;  // attention splits (and merge groups) finished, per (token, kv head); zero between steps
   DeviceBuffer ids;       // sampled token per output row
   DeviceBuffer scratch;   // the sampler's penalised copies of the logits
   int32_t* staging = nullptr;   // pinned copy of `step`

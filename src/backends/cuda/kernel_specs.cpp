@@ -188,7 +188,7 @@ KernelSpec tensor_core_variant(const KernelSpec& s, GemmTile tile) {
   return t;
 }
 
-int64_t gemm_block_tokens(GemmTile tile) { return tile == GemmTile::F16 ? 2 * kGemmTokens : kGemmTokens; }
+int64_t gemm_block_tokens(GemmTile tile) { return tile == GemmTile::Exact ? kGemmTokens : 2 * kGemmTokens; }
 
 static bool is_float_type(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
 

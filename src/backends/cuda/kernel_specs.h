@@ -80,8 +80,9 @@ bool int8_gemm_is_faster(TensorType t);
 // a GEMM's grid is (ceil(token rows / gemm_block_tokens), ceil(its rows / its
 // tile rows)), where gemm.cu's tile rows are kGemmRows, gemm_swiglu.cu's
 // kGemmRows / 2 of each matrix and gemm_qkv_rope_store.cu's kGemmRows / 2
-// rotation pairs. A block of the f16 tile multiplies two halves of kGemmTokens
-// tokens by each decoded weight (gemm.cuh's kBlockTokens), the int8 tiles one.
+// rotation pairs. A block of the f16 and int8 tiles multiplies two halves of
+// kGemmTokens tokens by each decoded weight (gemm.cuh's kBlockTokens), the
+// exact tile one.
 constexpr int64_t kGemmTokens = 32, kGemmRows = 64, kGemmThreads = 128;
 int64_t gemm_block_tokens(GemmTile tile);
 // The GEMMs' dynamic shared memory (gemm.cuh's GemmShared, f16 and exact:

@@ -11,9 +11,10 @@
 // and tokens 16 (w / 2) .. + 16 of the half, 2 x 2 tensor-core tiles of
 // 16 x 8. The tile's sums then go through shared memory to the caller's
 // epilogue. The host's grids use kernel_specs.h's gemm_block_tokens,
-// kGemmRows and kGemmThreads, which mirror the macros below. Two ways to multiply, in two namespaces of the
-// same names (GemmShared, gemm_stage_unit, gemm_tile), which a kernel file
-// picks by its GEMM_EXACT macro with gemm_namespace.cuh:
+// kGemmRows and kGemmThreads, which mirror the macros below. Two ways to
+// multiply, in two namespaces of the same names (GemmShared, gemm_stage_unit,
+// gemm_tile), which a kernel file picks by its GEMM_EXACT macro with
+// gemm_namespace.cuh:
 //
 // gemm_f16 (GEMM_EXACT 0, prompts): K is walked GEMM_K (256) values at a time,
 // in a pipeline of asynchronous copies (async_copy.cuh):
@@ -66,7 +67,8 @@
 // gemm_int8 (GEMM_EXACT 2, gemm_int8.cuh; prompts of the formats
 // kernel_specs' int8_gemm_is_faster names): the exact tile's stages and
 // combine, the units walked along the row and each unit's result added
-// straight to its output (no tree, FMA contraction allowed).
+// straight to its output (no tree, FMA contraction allowed), for 64 tokens a
+// block in two halves, as the f16 tile.
 //
 // Last measured: the f16 and exact tiles on an H100 before their rework of
 // 2026-11-27 (docs/gpu-log.md); since then only by their machine code.
@@ -96,9 +98,10 @@ __device__ __forceinline__ constexpr int gemm_units_per_chunk() {
 
 // A tile's end: the warps' accumulators (acc[mi][ni]: rows 32 (w % 2) + 16 mi
 // + g (+ 8), tokens tok0 + 16 (w / 2) + 8 ni + 2t (+ 1), as mma.cuh's
-// fragments) into sh.out()[token][row], and with kNorm each token's 1/rms into sh.inv(), for
-// the caller to apply (the exact tile's sums lack it; the f16 tile's have it
-// already: kNormInSums). Every thread must call it, after a __syncthreads.
+// fragments) into sh.out()[token][row], and with kNorm each token's 1/rms
+// into sh.inv(), for the caller to apply (the exact tile's sums lack it; the
+// f16 tile's have it already: kNormInSums). Every thread must call it, after
+// a __syncthreads.
 template <int K, bool kNorm, typename Shared>
 __device__ __forceinline__ void gemm_tile_results(const float (&acc)[2][2][4], const float* xss, float eps, int nt,
                                                   Shared& sh, int tok0 = 0) {

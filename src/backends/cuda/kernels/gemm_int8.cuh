@@ -29,7 +29,7 @@ namespace gemm_int8_tiles {
 // pairs and, for kXSums formats, its segments' sums of activations; and two
 // stages of the weight units' bytes as the asynchronous copies bring them
 // (stage kc % 2; UnitPieces). After the K loop w holds the sums,
-// out[GEMM_TOKENS][GEMM_ROWS] floats, and x the tokens' 1/rms (norm).
+// out[tokens][GEMM_ROWS] floats, and x the tokens' 1/rms (norm).
 struct alignas(16) GemmShared {
   int w[GEMM_ROWS][GEMM_ROW_INTS];
   int x[GEMM_TOKENS][GEMM_ROW_INTS];
@@ -40,7 +40,8 @@ struct alignas(16) GemmShared {
   __device__ float (*out())[GEMM_ROWS] { return reinterpret_cast<float (*)[GEMM_ROWS]>(&w[0][0]); }
   __device__ float* inv() { return reinterpret_cast<float*>(&x[0][0]); }
 };
-static_assert(sizeof(float) * GEMM_TOKENS * GEMM_ROWS <= sizeof(int) * GEMM_ROWS * GEMM_ROW_INTS, "out() fits in w");
+static_assert(sizeof(float) * 2 * GEMM_TOKENS * GEMM_ROWS <= sizeof(int) * GEMM_ROWS * GEMM_ROW_INTS, "out() fits in w");
+static_assert(2 * GEMM_TOKENS <= GEMM_TOKENS * GEMM_ROW_INTS, "inv() fits in x");
 static_assert(sizeof(GemmShared) <= 98304, "kernel_specs.h's kGemmSharedBytes");
 
 // A unit's bytes in a stage slot, piece by piece in the order Gpu<FMT>::read
@@ -315,21 +316,32 @@ struct UnitOp {
   }
 };
 
+// Tokens per block: the exact tile's GEMM_TOKENS (its lane sums' trees keep
+// 16 outputs' stacks in registers); the int8 tile's two halves of GEMM_TOKENS,
+// multiplied one after the other by each stage's weights, staged once (as
+// gemm.cuh's f16 tile).
+template <bool kGemvOrder>
+constexpr int kInt8BlockTokens = kGemvOrder ? GEMM_TOKENS : 2 * GEMM_TOKENS;
+
 // As gemm.cuh's f16 gemm_tile: rows 0..31 of format FMT_LO, 32..63 of FMT_HI
-// (the same unit shape: the tokens are staged once, as FMT_LO reads them).
+// (the same unit shape: the tokens are staged once, as FMT_LO reads them),
+// for kInt8BlockTokens<kGemvOrder> tokens: each half's tokens staged from
+// L2 into the token tiles in turn, after the stage's weights.
 template <bool kGemvOrder, int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>
 __device__ __forceinline__ void int8_tile(const Units& units, const i8* xq, const float2* xds, const float* xss,
                                           float eps, int nt, GemmShared& sh) {
   static_assert(Gpu<FMT_LO>::kUnit == Gpu<FMT_HI>::kUnit, "one unit shape per tile");
   constexpr bool kXSums = Gpu<FMT_LO>::kXSums || Gpu<FMT_HI>::kXSums;
-  float acc[2][2][4], stack[2][2][4][5];
+  constexpr int kHalves = kInt8BlockTokens<kGemvOrder> / GEMM_TOKENS;
+  float acc[kHalves][2][2][4], stack[2][2][4][5];
 RAYO_UNROLL
   for (int mi = 0; mi < 2; ++mi)
 RAYO_UNROLL
     for (int ni = 0; ni < 2; ++ni)
 RAYO_UNROLL
       for (int i = 0; i < 4; ++i) {
-        acc[mi][ni][i] = 0.0f;
+RAYO_UNROLL
+        for (int h = 0; h < kHalves; ++h) acc[h][mi][ni][i] = 0.0f;
 RAYO_UNROLL
         for (int l = 0; l < 5; ++l) stack[mi][ni][i][l] = 0.0f;
       }
@@ -345,16 +357,26 @@ RAYO_UNROLL
     cp_async_wait<1>();  // stage kc's copies have landed ...
     __syncthreads();     // ... everyone's; and the previous stage's multiply is done with the tiles
     units(UnitOp<K, kGemvOrder>{sh, kc, true});
-    gemm_stage_tokens<FMT_LO, K, kXSums, kGemvOrder>(xq, xds, nt, kc, sh);
-    __syncthreads();
-    if (FMT_LO == FMT_HI || lo)
-      gemm_int8_chunk<FMT_LO, K, FMT_LO, kGemvOrder>(sh, kc, acc, stack);
-    else
-      gemm_int8_chunk<FMT_HI, K, FMT_LO, kGemvOrder>(sh, kc, acc, stack);
+RAYO_UNROLL
+    for (int h = 0; h < kHalves; ++h) {
+      const int half_nt = nt - GEMM_TOKENS * h < GEMM_TOKENS ? nt - GEMM_TOKENS * h : GEMM_TOKENS;
+      if (half_nt <= 0) break;  // the same for the whole block
+      if (h > 0) __syncthreads();  // the first half's multiply is done with the token tiles
+      gemm_stage_tokens<FMT_LO, K, kXSums, kGemvOrder>(xq + static_cast<long long>(GEMM_TOKENS * h) * K,
+                                                       xds + static_cast<long long>(GEMM_TOKENS * h) * (K / 32),
+                                                       half_nt, kc, sh);
+      __syncthreads();
+      if (FMT_LO == FMT_HI || lo)
+        gemm_int8_chunk<FMT_LO, K, FMT_LO, kGemvOrder>(sh, kc, acc[h], stack);
+      else
+        gemm_int8_chunk<FMT_HI, K, FMT_LO, kGemvOrder>(sh, kc, acc[h], stack);
+    }
   }
   cp_async_wait<0>();  // nothing is left but an empty group
   __syncthreads();
-  gemm_tile_results<K, kNorm>(acc, xss, eps, nt, sh);
+  // The first call's 1/rms covers every token of the block.
+  gemm_tile_results<K, kNorm>(acc[0], xss, eps, nt, sh);
+  if constexpr (kHalves > 1) gemm_tile_results<K, false>(acc[kHalves - 1], xss, eps, nt, sh, GEMM_TOKENS);
 }
 }  // namespace gemm_int8_tiles
 
@@ -365,7 +387,7 @@ RAYO_UNROLL
   namespace name {                                                                                          \
   using gemm_int8_tiles::GemmShared;                                                                        \
   constexpr bool kNormInSums = false;                                                                       \
-  constexpr int kBlockTokens = GEMM_TOKENS;                                                                 \
+  constexpr int kBlockTokens = gemm_int8_tiles::kInt8BlockTokens<gemv_order>;                              \
   template <int K>                                                                                          \
   using UnitOp = gemm_int8_tiles::UnitOp<K, gemv_order>;                                                    \
   template <int K, bool kNorm, int FMT_LO, int FMT_HI, typename Units>                                      \
