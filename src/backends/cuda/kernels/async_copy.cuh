@@ -34,7 +34,9 @@ __device__ __forceinline__ u32 shared_address(const void* p) {
 }
 // 16 bytes bypass L1 (.cg: weights are read once); 4 and 8 may only go through it (.ca).
 // No "memory" clobber: the copy lands only at cp_async_wait, which has one,
-// and a clobber here made ptxas guard every copy with dummy shared loads.
+// and a clobber here made ptxas guard every copy with dummy shared loads
+// (it still puts three, predicated off, before each run of copies: nvcc
+// does the same for a bare cp.async loop, so keep copies together).
 template <int N>
 __device__ __forceinline__ void cp_async(void* dst, const void* src) {
   static_assert(N == 4 || N == 8 || N == 16, "cp.async copies 4, 8 or 16 bytes");
