@@ -68,6 +68,10 @@ for preset in llama3-8b qwen2.5-1.5b; do
       run "$LLAMA_BENCH" -m "$files/$preset-q4_k_m.gguf" -p 512 -n 128 -d 0,4096 -ngl 99
     fi
   done
+  echo "-- $preset q4_k_m, decode with GEMVs of one K slice and of two where they take two (RAYO_GEMV_SLICES)"
+  for slices in 1 2 1 2; do
+    run env RAYO_GEMV_SLICES=$slices "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 128 -r 2 --device cuda
+  done
   echo "-- $preset q4_k_m, prompts with every format's GEMMs on one tile (RAYO_GEMM_TILE; beside the cached start's pp512)"
   for tile in f16 int8; do
     run env RAYO_GEMM_TILE=$tile "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 512 -n 0 -r 3 --device cuda
@@ -107,6 +111,8 @@ run "$rayo" bench -m "$files/whisper-tiny.en" --device cpu --compute-type int8 -
 
 step "benchmark: each matmul kernel of a decode step alone, every format, llama3-8b and qwen2.5-1.5b shapes"
 run "$rayo" bench --kernels -r 5
+echo "-- the same with one K slice in every GEMV (the 4096-row and narrower ones take two by default)"
+run env RAYO_GEMV_SLICES=1 "$rayo" bench --kernels -r 5
 
 step "benchmark: the tensor-core GEMMs of steps of 16 to 2048 tokens, the Q4_K_M formats"
 run "$rayo" bench --kernels -r 3 --types q4_k,q6_k --tokens 16,64,512,2048

@@ -39,13 +39,14 @@ bool kernel_bench_on_tensor_cores(const KernelBenchCase& c) {
 KernelSpec kernel_bench_spec(const KernelBenchCase& c) {
   const bool q = is_quantized(c.type);
   const int tt = gemv_token_tile(c.tokens);
+  const int slices = gemv_slices(c.type, c.rows, tt);  // as a graph's
   constexpr float kEps = 1e-5f;
   KernelSpec s;
   switch (c.kind) {
-    case KernelBenchKind::Gemv: s = gemv_spec(c.type, c.cols, c.rows, tt, -1.0f, 0); break;
-    case KernelBenchKind::GemvResidual: s = gemv_spec(c.type, c.cols, c.rows, tt, -1.0f, 1, Emit{q, q, true}); break;
+    case KernelBenchKind::Gemv: s = gemv_spec(c.type, c.cols, c.rows, tt, -1.0f, 0, {}, slices); break;
+    case KernelBenchKind::GemvResidual: s = gemv_spec(c.type, c.cols, c.rows, tt, -1.0f, 1, Emit{q, q, true}, slices); break;
     case KernelBenchKind::GateUp: s = gemv_swiglu_spec(c.type, c.type, c.cols, c.rows, tt, kEps, Emit{q, false, false}); break;
-    case KernelBenchKind::Logits: s = gemv_spec(c.type, c.cols, c.rows, tt, kEps, 0); break;
+    case KernelBenchKind::Logits: s = gemv_spec(c.type, c.cols, c.rows, tt, kEps, 0, {}, slices); break;
   }
   // Auto: the GEMM a graph would use (gemm_tile_for: its cases fit the int8 tiles).
   const GemmTile tile = c.path == KernelBenchPath::Exact  ? GemmTile::Exact

@@ -8,6 +8,8 @@
 //  - the twins the kernels write for the next matmul, byte for byte.
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include "support/simt/simt.h"
 // Shape-independent kernel headers at global scope, before the namespaced
 // kernel variants (their include guards keep them there).
@@ -56,6 +58,15 @@ struct GemvCase {
   float eps = 0.0f;
   int epi = 0;
   bool emit_q8 = false, emit_norm = false, emit_ss = false;
+  int slices = 1;
+};
+
+// What a GEMV wrote: y and the twin of y.
+struct GemvOutputs {
+  std::vector<float> y;
+  std::vector<int8_t> q;
+  std::vector<test::TwinDs> ds;
+  std::vector<float> ss;
 };
 
 // The inputs of a matmul with K columns for `tokens` rows: x, the norm weight,
@@ -96,9 +107,9 @@ void check_emitted_twin(const std::vector<float>& y, int64_t rows, int64_t m, co
   }
 }
 
-void check_gemv(const GemvCase& c, GemvKernel kernel, uint32_t seed) {
+GemvOutputs check_gemv(const GemvCase& c, GemvKernel kernel, uint32_t seed) {
   SCOPED_TRACE(cat(type_name(c.type), " K=", c.cols, " M=", c.rows, " tokens=", c.tokens, " tt=", c.tt, " norm=", c.norm,
-                   " epi=", c.epi));
+                   " epi=", c.epi, " slices=", c.slices));
   const bool quantized = !is_float(c.type);
   const int64_t K = c.cols, M = c.rows, T = c.tokens;
   const auto w = test::random_weights(c.type, M, K, seed);
@@ -114,7 +125,7 @@ void check_gemv(const GemvCase& c, GemvKernel kernel, uint32_t seed) {
   std::vector<float> yss(T * ((M + 31) / 32), 0.0f);
   const int n = static_cast<int>(T);
   const KernelSpec spec = gemv_spec(c.type, K, M, c.tt, c.norm ? c.eps : -1.0f, c.epi,
-                                    Emit{c.emit_q8, c.emit_norm, c.emit_ss});
+                                    Emit{c.emit_q8, c.emit_norm, c.emit_ss}, c.slices);
   test::launch(spec, T, kernel,
                MatmulArgs{wg.data(), in.x.data(), twin_in(in.twin), in.norm_w.data(), y.data(), epi.data(),
                           twin_out(yq, yds, yss), y_norm_w.data(), &n});
@@ -136,15 +147,17 @@ void check_gemv(const GemvCase& c, GemvKernel kernel, uint32_t seed) {
       if (c.epi == 1) add = epi[t * M + r];
       if (c.epi == 2) add = epi[r];
       const double tol = gemv_tolerance(K, abs_sum + std::abs(add));
-      ASSERT_NEAR(y[t * M + r], ref + add, tol) << "token " << t << " row " << r;
+      EXPECT_NEAR(y[t * M + r], ref + add, tol) << "token " << t << " row " << r;
       if (quantized) {
-        ASSERT_NEAR(y[t * M + r], exact + add, tol + rounding * 1.0001) << "token " << t << " row " << r;
+        EXPECT_NEAR(y[t * M + r], exact + add, tol + rounding * 1.0001) << "token " << t << " row " << r;
       }
+      if (::testing::Test::HasFailure()) return {};
     }
   }
-  for (int64_t i = T * M; i < (T + 2) * M; ++i) ASSERT_EQ(y[i], -12345.0f) << "row past the step written: " << i;
+  for (int64_t i = T * M; i < (T + 2) * M; ++i) EXPECT_EQ(y[i], -12345.0f) << "row past the step written: " << i;
   const std::vector<float> y_step(y.begin(), y.begin() + T * M);
   check_emitted_twin(y_step, T, M, c.emit_norm ? y_norm_w.data() : nullptr, c.emit_q8, c.emit_ss, yq, yds, yss);
+  return {y, yq, yds, yss};
 }
 
 // The emulator's __byte_perm on values worked out by hand (CudaKernelsNative.
@@ -223,6 +236,58 @@ TEST(CudaEmulatedGemv, WritesTheTwinOfItsOutputForTheNextMatmul) {
   check_gemv({TensorType::Q5_0, 64, 96, 2, 1, false, 0.0f, 0, true, false, false}, gemv_emit_q5_0::gemv, 42);
   // 40 rows: the statistics of a partial last block (no q8 twin: 40 % 32 != 0).
   check_gemv({TensorType::F32, 64, 40, 2, 1, false, 0.0f, 0, false, false, true}, gemv_emit_ss_f32::gemv, 43);
+}
+
+// Two K slices a row (gemv.cuh): blocks of 16 warps, each pair taking every
+// other pass over its rows, slice 1 handing its dots to slice 0. The outputs
+// must be the one-slice kernel's bit for bit (and so within the references').
+void check_slices(GemvCase c, GemvKernel one, GemvKernel two, uint32_t seed) {
+  const GemvOutputs a = check_gemv(c, one, seed);
+  c.slices = 2;
+  const GemvOutputs b = check_gemv(c, two, seed);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_EQ(a.y.size(), b.y.size());
+  for (size_t i = 0; i < a.y.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(a.y[i]), std::bit_cast<uint32_t>(b.y[i])) << "y " << i;
+  ASSERT_EQ(a.q, b.q);
+  for (size_t i = 0; i < a.ds.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<uint32_t>(a.ds[i].x), std::bit_cast<uint32_t>(b.ds[i].x)) << "d " << i;
+    ASSERT_EQ(std::bit_cast<uint32_t>(a.ds[i].y), std::bit_cast<uint32_t>(b.ds[i].y)) << "s " << i;
+  }
+  for (size_t i = 0; i < a.ss.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(a.ss[i]), std::bit_cast<uint32_t>(b.ss[i])) << "ss " << i;
+}
+
+TEST(CudaEmulatedGemv, TwoKSlicesGiveTheOneSliceBits) {
+  // 160 units of 32 values a row: passes 0 and 1 give slice 0 units 0-31 and
+  // 64-95, slice 1 32-63 and 96-127 (so the order of the adds shows); pass 2
+  // slice 0 units 128-159, slice 1 none.
+  check_slices({TensorType::Q4_0, 5120, 37, 1}, gemv_slices1_q4_0::gemv, gemv_slices2_q4_0::gemv, 71);
+  // 36 units of 64 values (slice 1: 4 of them), a fused norm, the residual
+  // and the output's twin with the next norm's weight.
+  check_slices({TensorType::Q6_K, 2304, 64, 1, 1, true, 1e-5f, 1, true, true, true}, gemv_slices1_q6_k::gemv,
+               gemv_slices2_q6_k::gemv, 72);
+  // 68 units of 64 values, the bias, 40 rows (the last block's rows past M
+  // read, not written) and the statistics of the output.
+  check_slices({TensorType::Q4_K, 4352, 40, 1, 1, false, 0.0f, 2, false, false, true}, gemv_slices1_q4_k::gemv,
+               gemv_slices2_q4_k::gemv, 73);
+}
+
+// Which GEMVs take two K slices (kernel_specs.h): decode ones of quantized
+// weights and at most 4096 rows; their blocks are twice as wide.
+TEST(CudaGemvSlices, QuantizedDecodeGemvsOfFewRowsTakeTwo) {
+  EXPECT_EQ(gemv_slices(TensorType::Q4_K, 4096, 1), 2);
+  EXPECT_EQ(gemv_slices(TensorType::Q8_0, 1536, 1), 2);
+  EXPECT_EQ(gemv_slices(TensorType::Q4_K, 4097, 1), 1);
+  EXPECT_EQ(gemv_slices(TensorType::Q6_K, 128256, 1), 1);
+  EXPECT_EQ(gemv_slices(TensorType::Q4_K, 4096, 4), 1);
+  EXPECT_EQ(gemv_slices(TensorType::F16, 4096, 1), 1);
+  const KernelSpec one = gemv_spec(TensorType::Q4_K, 4096, 4096, 1, -1.0f, 1);
+  const KernelSpec two = gemv_spec(TensorType::Q4_K, 4096, 4096, 1, -1.0f, 1, {}, 2);
+  EXPECT_EQ(two.block, 2 * one.block);
+  EXPECT_EQ(two.grid[0], one.grid[0]);
+  // The tensor-core variant of a sliced GEMV is the unsliced one's.
+  EXPECT_EQ(tensor_core_variant(two).defines, tensor_core_variant(one).defines);
 }
 
 using QuantizeKernel = void (*)(QuantizeArgs);

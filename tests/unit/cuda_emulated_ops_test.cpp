@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "support/simt/simt.h"
@@ -575,6 +576,46 @@ TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {
   partial.rope.n_rot = 8;
   partial.rope.freq_base = 10000.0f;
   check_qkv(partial, qkv_f32_partial::qkv_rope_store, 1, 3);
+}
+
+// Two K slices a row (gemv.cuh): the sliced kernel's q and cache rows must be
+// the one-slice kernel's bit for bit (and so within the reference's bounds).
+void check_qkv_slices(const test::QkvCase& c, QkvKernel one, QkvKernel two, uint32_t seed) {
+  const test::QkvTokens tokens{{13, 0, 63, 7, 30}, {0, 1, 1, 0, 0}, {4, 5, 6, 7, 3, 2, 1, 0}, 4};
+  auto run = [&](const test::QkvBuffers& b) {
+    const int64_t qn = static_cast<int64_t>(b.rows) * c.n_head * c.head_dim;
+    const int64_t kvn = 16 * 8 * static_cast<int64_t>(c.n_head_kv) * c.head_dim;  // 8 cache blocks of 16
+    test::launch(qkv_rope_store_spec(b.shape, 1), b.rows, one, b.args);
+    const std::vector<float> q(b.args.q_out, b.args.q_out + qn);
+    const std::vector<uint16_t> k(b.args.k_cache, b.args.k_cache + kvn), v(b.args.v_cache, b.args.v_cache + kvn);
+    test::launch(qkv_rope_store_spec(b.shape, 1, 2), b.rows, two, b.args);
+    for (int64_t i = 0; i < qn; ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(q[i]), std::bit_cast<uint32_t>(b.args.q_out[i])) << "q " << i;
+    for (int64_t i = 0; i < kvn; ++i) {
+      ASSERT_EQ(k[i], b.args.k_cache[i]) << "k " << i;
+      ASSERT_EQ(v[i], b.args.v_cache[i]) << "v " << i;
+    }
+  };
+  test::check_qkv(c, tokens, seed, run, [](int64_t k, double a) { return (k / 32.0 + 26) * kF32Eps * a; });
+}
+
+TEST(CudaEmulatedQkvRopeStore, TwoKSlicesGiveTheOneSliceBits) {
+  // Q4_K/Q6_K rows of 36 units of 64 values (slice 1: 4 of them), a fused norm.
+  test::QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 2304, 8, 2, 64};
+  llama.rope.n_rot = 64;
+  llama.rope.freq_base = 500000.0f;
+  llama.norm = true;
+  llama.eps = 1e-5f;
+  check_qkv_slices(llama, qkv_slices1_llama::qkv_rope_store, qkv_slices2_llama::qkv_rope_store, 4);
+  // Q8_0 rows of 161 units of 32 values (three passes, the last giving slice
+  // 1 one unit), biases; 40 pairs leave the last block 4 warps without pairs
+  // (they still meet the slices' barriers).
+  test::QkvCase odd{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 5152, 3, 1, 16};
+  odd.rope.type = graph::RopeType::NeoX;
+  odd.rope.n_rot = 8;
+  odd.rope.freq_base = 10000.0f;
+  odd.bias = true;
+  check_qkv_slices(odd, qkv_slices1_odd::qkv_rope_store, qkv_slices2_odd::qkv_rope_store, 5);
 }
 
 }  // namespace

@@ -19,6 +19,12 @@ namespace rayo::cuda {
 using graph::Node;
 using graph::Op;
 
+int64_t KernelSpec::int_define(std::string_view name) const {
+  for (const auto& [n, v] : defines)
+    if (n == name) return std::stoll(v);
+  fail(file, " has no macro ", name);
+}
+
 std::string KernelSpec::key() const {
   std::string k = file;
   for (const auto& [name, value] : defines) k += cat(" ", name, "=", value);
@@ -76,31 +82,44 @@ void set_launch(KernelSpec& s, std::initializer_list<unsigned> grid, int token_a
   s.block = block;
 }
 
-int64_t define_int(const KernelSpec& s, const char* name) {
-  for (const auto& [n, v] : s.defines)
-    if (n == name) return std::stoll(v);
-  fail(s.file, " has no macro ", name);
-}
-
 // Rows of the GEMV family's outputs: a matrix's rows, or q/k/v rotation pairs.
 int64_t qkv_pairs(const KernelSpec& s) {
-  return (define_int(s, "N_HEAD") + 2 * define_int(s, "N_HEAD_KV")) * define_int(s, "HEAD_DIM") / 2;
+  return (s.int_define("N_HEAD") + 2 * s.int_define("N_HEAD_KV")) * s.int_define("HEAD_DIM") / 2;
 }
 // The GEMVs' blocks: 8 warps of 4 rows (gemv.cuh's GEMV_ROWS), or of 2 q/k/v pairs.
 constexpr int64_t kGemvRows = 32, kGemvPairs = 16;
 constexpr unsigned kGemvThreads = 256;
 
 // A GEMV's grid (gemv.cuh): (token tiles, row blocks), the token tiles on the
-// fast axis; with one-token tiles (decode) (row blocks, 1).
-void set_gemv_launch(KernelSpec& s, unsigned row_blocks, int tt) {
+// fast axis; with one-token tiles (decode) (row blocks, 1). Blocks of
+// kGemvThreads per K slice.
+void set_gemv_launch(KernelSpec& s, unsigned row_blocks, int tt, int slices = 1) {
+  const unsigned threads = kGemvThreads * static_cast<unsigned>(slices);
   if (tt == 1)
-    set_launch(s, {row_blocks}, 1, tt, kGemvThreads);
+    set_launch(s, {row_blocks}, 1, tt, threads);
   else
-    set_launch(s, {1, row_blocks}, 0, tt, kGemvThreads);
+    set_launch(s, {1, row_blocks}, 0, tt, threads);
 }
 }  // namespace
 
 int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
+
+static bool is_float_type(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
+
+int gemv_slices(TensorType w, int64_t rows, int tt) {
+  if (tt != 1 || is_float_type(w)) return 1;
+  static const int forced = []() {
+    const char* env = std::getenv("RAYO_GEMV_SLICES");
+    if (env == nullptr || *env == '\0') return 0;
+    const std::string_view s(env);
+    if (s == "1") return 1;
+    if (s == "2") return 2;
+    fail("RAYO_GEMV_SLICES=", quote_for_message(s), " is not one of 1, 2");
+  }();
+  if (forced != 0) return forced;
+  // 128 blocks: one wave on an H100 or H200 (132 SMs), 1.2 on an A100 (108).
+  return rows <= 128 * kGemvRows ? 2 : 1;
+}
 
 // The shape of a quantized format's units as the GEMVs read them
 // (weight_formats.cuh): formats of one shape read the same activations.
@@ -169,6 +188,7 @@ bool uses_gemm(const graph::Graph& g, const Node& n) {
 
 KernelSpec tensor_core_variant(const KernelSpec& s, GemmTile tile) {
   KernelSpec t = s;
+  std::erase_if(t.defines, [](const auto& d) { return d.first == "GEMV_SLICES"; });  // the GEMV's own
   if (tile != GemmTile::F16) t.defines.push_back({"GEMM_EXACT", tile == GemmTile::Exact ? "1" : "2"});
   t.no_fma = tile == GemmTile::Exact;  // the other tiles' sums differ from the GEMV's anyway: let them fuse
   t.dynamic_shared = kGemmSharedBytes;
@@ -176,9 +196,9 @@ KernelSpec tensor_core_variant(const KernelSpec& s, GemmTile tile) {
   // many of their rows (a gate row and an up row; a pair of rotated rows).
   unsigned row_tiles = 0;
   if (s.file == "gemv.cu")
-    t.file = "gemm.cu", row_tiles = blocks_for(define_int(s, "ROWS"), kGemmRows);
+    t.file = "gemm.cu", row_tiles = blocks_for(s.int_define("ROWS"), kGemmRows);
   else if (s.file == "gemv_swiglu.cu")
-    t.file = "gemm_swiglu.cu", row_tiles = blocks_for(define_int(s, "ROWS"), kGemmRows / 2);
+    t.file = "gemm_swiglu.cu", row_tiles = blocks_for(s.int_define("ROWS"), kGemmRows / 2);
   else if (s.file == "qkv_rope_store.cu")
     t.file = "gemm_qkv_rope_store.cu", row_tiles = blocks_for(qkv_pairs(s), kGemmRows / 2);
   else
@@ -189,8 +209,6 @@ KernelSpec tensor_core_variant(const KernelSpec& s, GemmTile tile) {
 }
 
 int64_t gemm_block_tokens(GemmTile tile) { return tile == GemmTile::Exact ? kGemmTokens : 2 * kGemmTokens; }
-
-static bool is_float_type(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
 
 TensorType matmul_weight_type(const graph::Graph& g, const Node& n, int w) {
   const auto& weight = g.weights()[w];
@@ -228,14 +246,16 @@ void add_emit(KernelSpec& s, Emit e) {
 }
 }  // namespace
 
-KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float norm_eps, int epilogue, Emit emit) {
+KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float norm_eps, int epilogue, Emit emit,
+                     int slices) {
   KernelSpec s{"gemv.cu", {"gemv"}, {}};
   s.defines = {{"WTYPE", type_id(w)}, {"COLS", num(cols)}, {"ROWS", num(rows)}, {"TT", num(tt)},
                {"NORM", norm_eps >= 0 ? "1" : "0"}, {"EPS", float_literal(norm_eps >= 0 ? norm_eps : 0.0f)},
                {"EPI", num(epilogue)}};
   add_emit(s, emit);
+  if (slices > 1) s.defines.push_back({"GEMV_SLICES", num(slices)});
   s.no_fma = true;
-  set_gemv_launch(s, blocks_for(rows, kGemvRows), tt);
+  set_gemv_launch(s, blocks_for(rows, kGemvRows), tt, slices);
   return s;
 }
 
@@ -260,7 +280,7 @@ static std::vector<std::pair<std::string, std::string>> rope_defines(const graph
           {"HAS_FF", ff ? "1" : "0"}};
 }
 
-KernelSpec qkv_rope_store_spec(const QkvShape& q, int tt) {
+KernelSpec qkv_rope_store_spec(const QkvShape& q, int tt, int slices) {
   KernelSpec s{"qkv_rope_store.cu", {"qkv_rope_store"}, {}};
   s.defines = {{"QTYPE", type_id(q.q)}, {"KTYPE", type_id(q.k)}, {"VTYPE", type_id(q.v)}, {"COLS", num(q.cols)},
                {"N_HEAD", num(q.n_head)}, {"N_HEAD_KV", num(q.n_head_kv)}, {"HEAD_DIM", num(q.head_dim)}};
@@ -270,8 +290,9 @@ KernelSpec qkv_rope_store_spec(const QkvShape& q, int tt) {
   s.defines.push_back({"EPS", float_literal(q.norm_eps >= 0 ? q.norm_eps : 0.0f)});
   s.defines.push_back({"TT", num(tt)});
   s.defines.push_back({"BLOCK_SIZE", num(q.block_size)});
+  if (slices > 1) s.defines.push_back({"GEMV_SLICES", num(slices)});
   s.no_fma = true;
-  set_gemv_launch(s, blocks_for(qkv_pairs(s), kGemvPairs), tt);
+  set_gemv_launch(s, blocks_for(qkv_pairs(s), kGemvPairs), tt, slices);
   return s;
 }
 
@@ -494,13 +515,16 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       return specs;
     case Op::RmsNorm: specs.push_back(rms_norm_spec(values[n.out].cols, n.group, n.eps)); return specs;
     case Op::MatMul:
-      specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 0, emit)));
+      specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 0, emit,
+                                       gemv_slices(mm_type(n.weight), W(n.weight).rows, tt))));
       return specs;
     case Op::RmsNormMatMul:
-      specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, n.eps, 0, emit)));
+      specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, n.eps, 0, emit,
+                                       gemv_slices(mm_type(n.weight), W(n.weight).rows, tt))));
       return specs;
     case Op::MatMulAdd:
-      specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 1, emit)));
+      specs.push_back(matmul(gemv_spec(mm_type(n.weight), W(n.weight).cols, W(n.weight).rows, tt, -1.0f, 1, emit,
+                                       gemv_slices(mm_type(n.weight), W(n.weight).rows, tt))));
       return specs;
     case Op::AddBias: specs.push_back(elementwise_spec(values[n.out].cols, emit, "add_bias")); return specs;
     case Op::Add: specs.push_back(elementwise_spec(values[n.out].cols, emit, "add")); return specs;
@@ -541,7 +565,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
       s.bias = n.aux[3] >= 0;
       s.norm_eps = norm_eps;
       s.block_size = kv.block_size;
-      specs.push_back(with_ring(matmul(qkv_rope_store_spec(s, tt)), kv, n.layer));
+      specs.push_back(with_ring(matmul(qkv_rope_store_spec(s, tt, gemv_slices(s.q, s.rows(), tt))), kv, n.layer));
       return specs;
     }
     case Op::LayerNorm: specs.push_back(layer_norm_spec(values[n.out].cols, n.eps)); return specs;
@@ -613,20 +637,21 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
   q.bias = s.qkv_bias;
   q.norm_eps = s.eps;
   q.block_size = s.block_size;
-  out.push_back(qkv_rope_store_spec(q, 1));
+  out.push_back(qkv_rope_store_spec(q, 1, gemv_slices(q.q, q.rows(), 1)));
   // Q4_K_M keeps attn_v in Q4_K in some layers.
   if (s.attn_v != s.attn) {
     q.v = s.attn;
-    out.push_back(qkv_rope_store_spec(q, 1));
+    out.push_back(qkv_rope_store_spec(q, 1, gemv_slices(q.q, q.rows(), 1)));
   }
   out.push_back(attention_spec(s.n_head, s.n_head_kv, s.head_dim, s.n_ctx, s.block_size,
                                attention_chunk(s.n_ctx, 1, s.n_head / s.n_head_kv), s.head_dim % 32 == 0 ? plain : Emit{}));
   const int64_t q_width = static_cast<int64_t>(s.n_head) * s.head_dim;
-  out.push_back(gemv_spec(s.attn, q_width, s.n_embd, 1, -1.0f, 1, normed));
+  out.push_back(gemv_spec(s.attn, q_width, s.n_embd, 1, -1.0f, 1, normed, gemv_slices(s.attn, s.n_embd, 1)));
   out.push_back(gemv_swiglu_spec(s.ffn, s.ffn, s.n_embd, s.n_ff, 1, s.eps, plain));
   for (TensorType down : {s.ffn_down, s.ffn}) {
-    out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, normed));
-    out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, Emit{}));  // the last layer's
+    const int slices = gemv_slices(down, s.n_embd, 1);
+    out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, normed, slices));
+    out.push_back(gemv_spec(down, s.n_ff, s.n_embd, 1, -1.0f, 1, Emit{}, slices));  // the last layer's
     if (s.ffn_down == s.ffn) break;
   }
   // A prompt graph's matmuls on tensor cores (its token tile macro is 4), on
@@ -644,7 +669,7 @@ std::vector<KernelSpec> decoder_kernel_specs(const DecoderShape& s) {
     }
   }
   out.push_back(elementwise_spec(s.n_embd, normed, "select_rows"));
-  out.push_back(gemv_spec(s.output, s.n_embd, s.n_vocab, 1, s.eps, 0));
+  out.push_back(gemv_spec(s.output, s.n_embd, s.n_vocab, 1, s.eps, 0, {}, gemv_slices(s.output, s.n_vocab, 1)));
   out.push_back(sample_kernel_spec(s.n_vocab));
   return out;
 }

@@ -9,6 +9,7 @@
 // launches, the native ones), so that they all agree.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,8 @@ struct KernelSpec {
   unsigned block = 0;
   // Stable text naming the compiled code: "gemv.cu WTYPE=12 COLS=4096 ...".
   std::string key() const;
+  // The value of integer macro `name` (fails if it has none).
+  int64_t int_define(std::string_view name) const;
   // Its launch for a step of up to `token_rows` rows (the graph's bound: a
   // kernel's blocks past the step's *n_rows return at once).
   LaunchShape launch(int64_t token_rows) const;
@@ -154,8 +157,16 @@ struct Emit {
 };
 Emit emit_of(const ActivationPlan& plan, int node);
 
+// K slices of a gemv.cu or qkv_rope_store.cu GEMV (gemv.cuh): 2 for a decode
+// GEMV (a token a block) of quantized weights and at most 4096 rows, whose
+// 128 blocks would otherwise run one block of 8 warps an SM; else 1. The
+// sums are the same bits either way. RAYO_GEMV_SLICES=1|2 sets it where it
+// may be 2, to time both on a GPU.
+int gemv_slices(TensorType w, int64_t rows, int tt);
+
 // Kernel variants by op. `tt` is the token tile; norm_eps < 0 means no fused norm.
-KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float norm_eps, int epilogue, Emit emit = {});
+KernelSpec gemv_spec(TensorType w, int64_t cols, int64_t rows, int tt, float norm_eps, int epilogue, Emit emit = {},
+                     int slices = 1);
 KernelSpec gemv_swiglu_spec(TensorType gate, TensorType up, int64_t cols, int64_t rows, int tt, float norm_eps,
                             Emit emit = {});
 struct QkvShape {
@@ -167,8 +178,9 @@ struct QkvShape {
   bool bias = false;
   float norm_eps = -1.0f;
   int64_t block_size = 16;  // positions per KV cache block
+  int64_t rows() const { return static_cast<int64_t>(n_head + 2 * n_head_kv) * head_dim; }  // of q, k and v
 };
-KernelSpec qkv_rope_store_spec(const QkvShape& s, int tt);
+KernelSpec qkv_rope_store_spec(const QkvShape& s, int tt, int slices = 1);
 KernelSpec rope_spec(int n_head, int head_dim, const graph::RopeParams& rope, bool has_freq_factors);
 KernelSpec kv_store_spec(int64_t kv_width, int64_t block_size);
 // How an attention node scores: q·k times `scale` (0: 1/√head_dim) over the

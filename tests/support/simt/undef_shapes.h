@@ -9,6 +9,7 @@
 #undef COLS
 #undef ROWS
 #undef TT
+#undef GEMV_SLICES
 #undef NORM
 #undef EPS
 #undef EPI

@@ -10,6 +10,15 @@
 // of a unit are loaded once for the warp's 4 rows. The loads of all 4 rows are
 // issued before any is used.
 //
+// Two K slices (kSlices = 2: GEMV_SLICES in gemv.cu and qkv_rope_store.cu;
+// one token a block, quantized weights): a block of 16 warps, warps 2w and
+// 2w + 1 sharing rows 4w .. 4w + 3, each taking every other pass over them
+// (warp_rows_q8_sliced), so both warps' loads are in flight at once and each
+// walks half the passes, with the one-slice GEMV's bits. A decode GEMV of few
+// rows (4096: 128 blocks, one an SM) otherwise runs 8 warps an SM, each
+// through K / 32 units of dependent DRAM round trips (Nsight Compute, H100:
+// 11% occupancy, 29% of the DRAM bandwidth).
+//
 // Two kinds of activations:
 //  - quantized weights multiply the input's q8 twin (q8_act.cuh) with DP4A;
 //  - float weights (F32, F16, BF16) multiply the f32 input, 8 values per load.
@@ -89,6 +98,68 @@ RAYO_UNROLL
   for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) rows[r] = row0 + r < M ? row0 + r : M - 1;
 }
 
+
+// Warps 2p and 2p + 1 of the block meet: named barrier 1 + p, 64 threads (the
+// emulator, which has no named barriers, meets the whole block: every thread
+// of it must call this as often).
+__device__ __forceinline__ void pair_sync(int p) {
+#ifdef RAYO_SIMT
+  (void)p;
+  __syncthreads();
+#else
+  asm volatile("bar.sync %0, 64;" ::"r"(1 + p) : "memory");
+#endif
+}
+
+// acc[r][0] = W[rows[r]] . x over the K columns of an M x K quantized matrix
+// for one token (acc zero on entry), by a pair of warps (two K slices): in pass i, lane l of slice
+// s (warp % 2) takes unit 64 i + 32 s + l of the 4 rows. Slice 1 hands its
+// dots to slice 0 through shared memory (two buffers, so a pass's hand-over
+// overlaps the next pass's loads), and slice 0 adds them in the one-slice
+// order, units l, l + 32, l + 64, ...: the same float additions in the same
+// order, so the sums are warp_rows_q8's bits (a row decoded alone or in a
+// batch's token tile gives the same). Every lane of slice 0 gets the sums
+// (slice 1's are not). Every thread of the block calls it.
+template <int FMT, long long M, int K>
+__device__ __forceinline__ void warp_rows_q8_sliced(const u8* w, const long long (&rows)[GEMV_ROWS_PER_WARP],
+                                                    const i8* xq, const float2* xds,
+                                                    float (&acc)[GEMV_ROWS_PER_WARP][1]) {
+  using F = Gpu<FMT>;
+  constexpr int kUnits = K / F::kUnit;
+  constexpr int kPasses = (kUnits + 2 * WARP - 1) / (2 * WARP);
+  __shared__ float handed[2][GEMV_WARPS][GEMV_ROWS_PER_WARP][WARP];
+  const int lane = threadIdx.x % WARP, slice = threadIdx.x / WARP % 2, pair = threadIdx.x / (2 * WARP);
+  for (int i = 0; i < kPasses; ++i) {
+    const int u = 2 * WARP * i + WARP * slice + lane;
+    float d[GEMV_ROWS_PER_WARP];
+    if (u < kUnits) {
+      typename F::Unit wu[GEMV_ROWS_PER_WARP];
+RAYO_UNROLL
+      for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) wu[r] = load_unit<FMT, M, K>(w, rows[r], u);
+      Act a;
+      F::load_act(xq, xds, u, a);
+RAYO_UNROLL
+      for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) d[r] = unit_dot<FMT>(wu[r], a);
+      if (slice == 1) {
+RAYO_UNROLL
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) handed[i % 2][pair][r][lane] = d[r];
+      }
+    }
+    pair_sync(pair);
+    if (slice == 0) {
+      if (u < kUnits) {
+RAYO_UNROLL
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc[r][0] += d[r];
+      }
+      if (u + WARP < kUnits) {
+RAYO_UNROLL
+        for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc[r][0] += handed[i % 2][pair][r][lane];
+      }
+    }
+  }
+RAYO_UNROLL
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) acc[r][0] = warp_sum(acc[r][0]);
+}
 
 // acc[r][t] = W[rows[r]] . x[t] over the K columns of an M x K quantized
 // matrix (GPU layout), for r < 4 and tokens t < nt. Every lane gets the sums.
@@ -257,11 +328,14 @@ RAYO_UNROLL
 }
 
 // The sums of one warp's 4 rows over one matrix: the q8 path for quantized
-// formats, the f32 path for float formats; times 1/rms with kNorm.
-template <int FMT, long long M, int K, int kTokens, bool kNorm>
+// formats (with kSlices 2, in slice 0's warps), the f32 path for float
+// formats; times 1/rms with kNorm.
+template <int FMT, long long M, int K, int kTokens, bool kNorm, int kSlices = 1>
 __device__ __forceinline__ void warp_rows(const u8* w, const long long (&rows)[GEMV_ROWS_PER_WARP],
                                           const GemvInput& in, const float* inv, int nt,
                                           float (&acc)[GEMV_ROWS_PER_WARP][kTokens]) {
+  static_assert(kSlices == 1 || (kSlices == 2 && kTokens == 1 && !is_float_format(FMT)),
+                "two K slices: one token, quantized weights");
 RAYO_UNROLL
   for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
 RAYO_UNROLL
@@ -269,7 +343,10 @@ RAYO_UNROLL
   if constexpr (is_float_format(FMT)) {
     warp_rows_f32<FMT, M, K, kTokens, kNorm>(w, rows, in.x, in.norm_w, inv, nt, acc);
   } else {
-    warp_rows_q8<FMT, M, K, kTokens>(w, rows, in.q, in.ds, nt, acc);
+    if constexpr (kSlices == 2)
+      warp_rows_q8_sliced<FMT, M, K>(w, rows, in.q, in.ds, acc);
+    else
+      warp_rows_q8<FMT, M, K, kTokens>(w, rows, in.q, in.ds, nt, acc);
     if (kNorm) {
 RAYO_UNROLL
       for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
@@ -322,14 +399,15 @@ RAYO_UNROLL
 // row 32 * rb + i of token t (0 past the matrix), in shared memory, after
 // a __syncthreads. M is the output width (K of the consumer); kEmitNorm uses
 // norm_w (the consumer's RMSNorm weight); q, ds, ss point at the tile's first
-// token row (absent parts: nullptr). Warp w writes tokens w, w + 8, ...
+// token row (absent parts: nullptr). Warp w of the block's n writes tokens w,
+// w + n, ...
 template <long long M, bool kEmitNorm>
 __device__ __forceinline__ void emit_twin_rows(const float (*out)[GEMV_ROWS], unsigned rb, int nt, const float* norm_w,
                                                i8* q, float2* ds, float* ss) {
   const int lane = threadIdx.x % WARP;
   const long long col = static_cast<long long>(rb) * GEMV_ROWS + lane;
   const float nw = kEmitNorm && col < M ? norm_w[col] : 0.0f;
-  for (int t = threadIdx.x / WARP; t < nt; t += GEMV_WARPS) {
+  for (int t = threadIdx.x / WARP; t < nt; t += blockDim.x / WARP) {
     const TwinRow row = twin_row<M>(q, ds, ss, t);
     emit_block32<kEmitNorm>(out[t][lane], nw, static_cast<int>(rb), row.q, row.ds, row.ss);
   }

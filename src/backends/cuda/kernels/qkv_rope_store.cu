@@ -15,8 +15,12 @@
 // KV cache layout: per layer, [rows][N_HEAD_KV * HEAD_DIM] halves, row-major;
 // paged: the row of (seq[t], positions[t]) comes from the block table (kv_row).
 // Grid: (ceil(max_rows / TT), ceil(QKV_PAIRS / (2 * GEMV_WARPS))), the rows on x
-// for TT 1 (gemv.cuh); block GEMV_THREADS.
+// for TT 1 (gemv.cuh); block GEMV_THREADS * GEMV_SLICES (K slices, gemv.cuh;
+// default 1; 2: TT 1, quantized weights).
 #include "gemv.cuh"
+#ifndef GEMV_SLICES
+#define GEMV_SLICES 1
+#endif
 #ifndef RING_BLOCKS
 #define RING_BLOCKS 0  // a sliding-window layer's ring of cache blocks per sequence (kv_row, common.cuh)
 #endif
@@ -39,14 +43,19 @@ __device__ __forceinline__ void pair_dims(int i, bool rotated, int* d0, int* d1)
 }
 
 // Decode (TT = 1) runs two blocks per SM (at most 128 registers, which every
-// format fits without a spill), as gemv.cu.
-RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS, TT == 1 ? 2 : 1)
+// format fits without a spill), as gemv.cu; one with two K slices.
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS_MIN(GEMV_THREADS * GEMV_SLICES, TT == 1 && GEMV_SLICES == 1 ? 2 : 1)
 qkv_rope_store(const QkvArgs args) {
   grid_dependency_wait();
   int t0, nt;
   if (!token_tile<TT>(args.n_rows, t0, nt)) return;
-  const int first = (row_block<TT>() * GEMV_WARPS + threadIdx.x / WARP) * 2;  // the warp's first pair
-  if (first >= QKV_PAIRS) return;
+  const int warp = threadIdx.x / (WARP * GEMV_SLICES), slice = threadIdx.x / WARP % GEMV_SLICES;
+  // The warp's first pair. Warps past the last pair leave, or with slices
+  // take it again, unwritten: every warp meets the slices' barriers.
+  const int own = (row_block<TT>() * GEMV_WARPS + warp) * 2;
+  const bool live = own < QKV_PAIRS;
+  if (GEMV_SLICES == 1 && !live) return;
+  const int first = live ? own : QKV_PAIRS - 2;
   const int which = first < Q_PAIRS ? 0 : first < Q_PAIRS + KV_PAIRS ? 1 : 2;
   const int local = first - (which == 0 ? 0 : which == 1 ? Q_PAIRS : Q_PAIRS + KV_PAIRS);
   const int head = local / (HEAD_DIM / 2);
@@ -65,19 +74,19 @@ RAYO_UNROLL
   float acc[GEMV_ROWS_PER_WARP][TT];
   const float* bias;
   if (which == 0) {
-    warp_rows<QTYPE, N_HEAD * HEAD_DIM, COLS, TT, NORM != 0>(args.wq, rows, in, inv, nt, acc);
+    warp_rows<QTYPE, N_HEAD * HEAD_DIM, COLS, TT, NORM != 0, GEMV_SLICES>(args.wq, rows, in, inv, nt, acc);
     bias = args.bq;
   } else if (which == 1) {
-    warp_rows<KTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0>(args.wk, rows, in, inv, nt, acc);
+    warp_rows<KTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0, GEMV_SLICES>(args.wk, rows, in, inv, nt, acc);
     bias = args.bk;
   } else {
-    warp_rows<VTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0>(args.wv, rows, in, inv, nt, acc);
+    warp_rows<VTYPE, N_HEAD_KV * HEAD_DIM, COLS, TT, NORM != 0, GEMV_SLICES>(args.wv, rows, in, inv, nt, acc);
     bias = args.bv;
   }
   allow_dependent_launch();
-  // Lanes 0..TT-1 each finish one token: bias, rotation, store.
+  // Lanes 0..TT-1 of slice 0 each finish one token: bias, rotation, store.
   const int t = threadIdx.x % WARP;
-  if (t >= nt) return;
+  if (!live || slice != 0 || t >= nt) return;
   float v[4];
 RAYO_UNROLL
   for (int r = 0; r < 4; ++r) {
