@@ -151,6 +151,14 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
     for (const auto& s : cuda::graph_kernel_specs(g, cuda::kv_shape(emulated_kv_config(spec, m.max_tokens))))
       if (seen.insert(s.key()).second) out.push_back(s);
   }
+  {
+    const auto file = open_emulated_model("stories260K");
+    const auto spec = models::ModelSpec::from_gguf(file);
+    auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{1, 1});
+    graph::run_passes(g, graph::decoder_fusion_passes());
+    for (const auto& s : cuda::graph_kernel_specs(g, cuda::KvShape{kEmulatedLongContext, 16}))
+      if (seen.insert(s.key()).second) out.push_back(s);
+  }
   for (const auto& c : emulated_kernel_bench_cases()) {
     const auto s = tools::kernel_bench_spec(c);
     if (seen.insert(s.key()).second) out.push_back(s);

@@ -34,6 +34,9 @@ const std::vector<EmulatedModel>& emulated_models();
 // model made in memory ("gemma3-...", support/synth_models.h).
 gguf::File open_emulated_model(const std::string& name);
 cuda::KvShape emulated_kv_shape();
+// stories260K's decode graph also runs with a context of this many positions
+// (64 attention splits: EmulatedGpu.AttentionGridsGrowWithTheFurthestPosition).
+constexpr int64_t kEmulatedLongContext = 4096;
 // The KV cache the backend test gives a model's graphs of max_tokens rows:
 // emulated_kv_shape's, and for sliding-window layers a ring for one sequence
 // (window + max_tokens - 1 positions) that starts at block 1 of a pool of

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <span>
 #include <utility>
@@ -404,6 +405,51 @@ TEST_F(EmulatedGpu, Stories260KMatchesTheCpuBackendWithOneGraphLaunchPerToken) {
   // Programmatic dependent launch is off unless asked for.
   EXPECT_FALSE(info.programmatic_launch);
   EXPECT_EQ(fake_->programmatic_launches, 0u);
+}
+
+// The attention kernel's grid has a block per split of the context only up
+// to the furthest position a step has reached (rounded up to a power of two),
+// not of the whole declared context: a 4096-position context is 64 splits of
+// 64 positions, and decoding positions 0..199 needs 1, then 2, then 4 of them.
+// The graph is captured again each time the grid grows, and the logits stay
+// the CPU backend's.
+TEST_F(EmulatedGpu, AttentionGridsGrowWithTheFurthestPosition) {
+  Model m = load_stories();
+  const graph::KvCacheConfig kv{static_cast<int>(m.spec.n_layers), m.spec.kv_dim(), 16, 16, test::kEmulatedLongContext,
+                                graph::KvType::F16};
+  cpu::CpuBackend cpu(1);
+  cpu.init_kv_cache(kv);
+  auto gpu = make_cuda_backend(CudaOptions{.progress = false});
+  gpu->init_kv_cache(kv);
+  graph::Executor ec(cpu, m.arch->build(m.file, m.spec, graph::GraphConfig{1, 1}));
+  graph::Executor eg(*gpu, m.arch->build(m.file, m.spec, graph::GraphConfig{1, 1}));
+  std::vector<int32_t> table(16);
+  std::iota(table.begin(), table.end(), 0);
+  const std::vector<int32_t> seq = {0};
+  // The furthest split of the attention launches in the latest capture.
+  auto captured_splits = [&] {
+    unsigned splits = 0;
+    for (const Launch& l : *fake_->graphs.back()) splits = std::max(splits, l.grid.y);  // only attention has y > 1
+    return splits;
+  };
+  std::vector<unsigned> grids;
+  for (int32_t pos = 0; pos < 200; ++pos) {
+    const int32_t token = 1 + (pos * 37) % 400, row = 0;
+    const graph::StepInputs in{{&token, 1}, {&pos, 1}, {&row, 1}, seq, table, 16};
+    auto lc = ec.step(in);
+    const std::vector<float> ref(lc.begin(), lc.end());
+    auto lg = eg.step(in);
+    double max_ref = 0;
+    for (float v : ref) max_ref = std::max(max_ref, static_cast<double>(std::abs(v)));
+    // Over 200 positions some f16 cache entries round the other way on one
+    // backend (2^-11 of the entry): up to 7e-4 of the largest logit here (at
+    // position 137, with a block per split of the whole context as well). A
+    // split left out would take a third or more of the context away.
+    for (size_t k = 0; k < ref.size(); ++k) ASSERT_NEAR(lg[k], ref[k], 2e-3 * max_ref) << "pos " << pos;
+    if (grids.empty() || grids.back() != captured_splits()) grids.push_back(captured_splits());
+  }
+  EXPECT_EQ(grids, (std::vector<unsigned>{1, 2, 4}));
+  EXPECT_EQ(fake_->graphs.size(), 3u);  // captured at positions 0, 64 and 128
 }
 
 // Programmatic dependent launch, when asked for, launches every kernel with

@@ -76,6 +76,14 @@ struct GraphState {
   float* logits = nullptr;      // pinned [max_outputs][n_vocab]
   int32_t* host_ids = nullptr;  // pinned [max_outputs]
   std::vector<std::vector<Launch>> node_launches;  // by node index
+  // The attention split kernels' launches (attention.cu, a block per split on
+  // the grid's y axis) and their chunks: begin_step sizes their grids from
+  // the step's furthest position (size_attention_grids).
+  struct SplitLaunch {
+    size_t node = 0, launch = 0;
+    int64_t chunk = 0, splits = 0;
+  };
+  std::vector<SplitLaunch> split_launches;
   Launch sample;          // the sampler, last in every step (rows without a request skip it)
   PackedSamplingRows packed;
   CUgraph cu_graph = nullptr;
@@ -257,6 +265,7 @@ class CudaBackend : public graph::Backend {
       if (r < 0 || r >= static_cast<int32_t>(in.tokens.size())) fail("output row ", r, " is not a row of the step");
     RAYO_CHECK(s.feature_channels > 0 || in.features.empty(), "features for a graph without an encoder's input");
     if (s.feature_channels > 0) check_frames(g, s, in);
+    size_attention_grids(s, in.positions);
 
     int32_t* p = s.staging;
     const StepBlockLayout& L = s.layout;
@@ -648,6 +657,39 @@ class CudaBackend : public graph::Backend {
     return (kv_config_.max_seq_len + chunk - 1) / chunk;
   }
 
+  // The attention split kernels' grids for a step whose rows reach position
+  // `furthest`: a block per split up to its split, rounded up to a power of
+  // two (at most the context's splits), and never fewer than before, so a
+  // graph is captured again at most log2(splits) + 1 times in its life. The
+  // spec's grid has a block per split of the whole context, and blocks past
+  // a row's last split only leave, but they are launched: 8 192 a layer for
+  // a 128K context at 8 kv heads, a decode step's worth of kernels in waves
+  // of empty blocks.
+  void size_attention_grids(GraphState& s, std::span<const int32_t> positions) {
+    if (s.split_launches.empty() || positions.empty()) return;
+    const int64_t furthest = *std::max_element(positions.begin(), positions.end());
+    bool grown = false;
+    for (const GraphState::SplitLaunch& sl : s.split_launches) {
+      int64_t blocks = 1;
+      while (blocks < furthest / sl.chunk + 1) blocks *= 2;
+      blocks = std::min(blocks, sl.splits);
+      unsigned& grid = s.node_launches[sl.node][sl.launch].shape.grid[1];
+      if (static_cast<unsigned>(blocks) > grid) {
+        grid = static_cast<unsigned>(blocks);
+        grown = true;
+      }
+    }
+    if (grown) drop_capture(s);  // end_step captures the launches again
+  }
+
+  void drop_capture(GraphState& s) {
+    const auto& a = ctx_.api();
+    if (s.exec) a.cuGraphExecDestroy(s.exec);
+    if (s.cu_graph) a.cuGraphDestroy(s.cu_graph);
+    s.exec = nullptr;
+    s.cu_graph = nullptr;
+  }
+
   void launch(Launch& l) {
     ctx_.launch(l.fn, l.shape.grid[0], l.shape.grid[1], l.shape.grid[2], l.shape.block, l.params(), l.shape.shared);
   }
@@ -789,7 +831,12 @@ class CudaBackend : public graph::Backend {
                                         .out_ds = Dev{out.ds},
                                         .kv = kv,
                                         .n_rows = nr};
-        add(make_launch(spec, rows, args));
+        // Its grid starts at a block per (kv head, row): begin_step grows it.
+        s.split_launches.push_back({static_cast<size_t>(index), launches.size(), spec.int_define("CHUNK"),
+                                    spec.int_define("N_SPLITS")});
+        Launch split = make_launch(spec, rows, args);
+        split.shape.grid[1] = 1;
+        add(std::move(split));
         if (specs.size() == next_spec + 1) return launches;
         // Prompt graphs: one-sequence tiles of rows on tensor cores (the split kernel skips them).
         return add(make_launch(specs.at(next_spec + 1), rows, args));
@@ -879,12 +926,9 @@ class CudaBackend : public graph::Backend {
   // Compiles (or fetches) every kernel of a step and records its launches;
   // a capture made from the old ones is dropped.
   void record_launches(const Graph& g, GraphState& s) {
-    const auto& a = ctx_.api();
-    if (s.exec) a.cuGraphExecDestroy(s.exec);
-    if (s.cu_graph) a.cuGraphDestroy(s.cu_graph);
-    s.exec = nullptr;
-    s.cu_graph = nullptr;
+    drop_capture(s);
     s.node_launches.clear();
+    s.split_launches.clear();
     s.kernels = 0;
     for (const Node& n : g.nodes()) {
       s.node_launches.push_back(launches_for(g, s, n));
@@ -904,10 +948,7 @@ class CudaBackend : public graph::Backend {
   // Records the step's launches and the sampler into a CUDA graph.
   void capture(GraphState& s) {
     const auto& a = ctx_.api();
-    if (s.exec) a.cuGraphExecDestroy(s.exec);
-    if (s.cu_graph) a.cuGraphDestroy(s.cu_graph);
-    s.exec = nullptr;
-    s.cu_graph = nullptr;
+    drop_capture(s);
     check(a.cuStreamBeginCapture(ctx_.stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin graph capture");
     for (auto& node : s.node_launches)
       for (Launch& l : node) launch(l);
