@@ -33,7 +33,7 @@ bool kernel_bench_on_tensor_cores(const KernelBenchCase& c) {
       return true;
     case KernelBenchPath::Auto: break;
   }
-  return c.tokens >= kGemmMinTokens && is_quantized(c.type);
+  return c.tokens >= gemm_min_tokens() && is_quantized(c.type);
 }
 
 KernelSpec kernel_bench_spec(const KernelBenchCase& c) {

@@ -31,7 +31,7 @@ enum class KernelBenchKind {
 // Which kernels multiply: as a step graph would (by the token count), or one
 // family whatever the count, to time both side by side (the crossover).
 enum class KernelBenchPath {
-  Auto,  // tensor-core GEMMs from kGemmMinTokens tokens (quantized weights), GEMVs below
+  Auto,  // tensor-core GEMMs from gemm_min_tokens() tokens (quantized weights), GEMVs below
   Gemv,  // the GEMVs (their token tiles beyond one token)
   Gemm,   // the f16 tensor-core GEMMs (quantized weights only)
   Int8,   // the int8 tensor-core GEMMs (quantized weights only)

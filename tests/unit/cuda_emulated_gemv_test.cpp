@@ -227,6 +227,8 @@ TEST(CudaEmulatedGemv, FusedNormResidualBiasAndTokenTiles) {
   // (IQ4_NL) the twin of the output.
   check_gemv({TensorType::IQ4_XS, 768, 45, 6, 4, true, 1e-5f, 1}, gemv_norm_res_iq4_xs_tt4::gemv, 35);
   check_gemv({TensorType::IQ4_NL, 96, 64, 5, 4, true, 1e-6f, 2, true, true, true}, gemv_bias_emit_iq4_nl_tt4::gemv, 36);
+  // Tiles of 8 tokens (RAYO_GEMV_TOKEN_TILE=8): 11 tokens, the second tile partial.
+  check_gemv({TensorType::Q6_K, 512, 64, 11, 8, true, 1e-5f, 1, true, true, true}, gemv_norm_res_emit_q6_k_tt8::gemv, 37);
 }
 
 TEST(CudaEmulatedGemv, WritesTheTwinOfItsOutputForTheNextMatmul) {

@@ -546,10 +546,12 @@ using QkvKernel = void (*)(QkvArgs);
 // Blocks of 16 pairs x tt tokens. Two sequences of 64 positions in 8 blocks
 // of 16 (sequence 1 first, backwards); the error bound of the GEMVs
 // (gemv_tolerance in cuda_emulated_gemv_test.cpp) plus the bias add.
+const test::QkvTokens kQkvTokens{{13, 0, 63, 7, 30}, {0, 1, 1, 0, 0}, {4, 5, 6, 7, 3, 2, 1, 0}, 4};
+double qkv_tolerance(int64_t k, double abs_sum) { return (k / 32.0 + 26) * kF32Eps * abs_sum; }
+
 void check_qkv(const test::QkvCase& c, QkvKernel kernel, int tt, uint32_t seed) {
-  const test::QkvTokens tokens{{13, 0, 63, 7, 30}, {0, 1, 1, 0, 0}, {4, 5, 6, 7, 3, 2, 1, 0}, 4};
   auto run = [&](const test::QkvBuffers& b) { test::launch(qkv_rope_store_spec(b.shape, tt), b.rows, kernel, b.args); };
-  test::check_qkv(c, tokens, seed, run, [](int64_t k, double a) { return (k / 32.0 + 26) * kF32Eps * a; });
+  test::check_qkv(c, kQkvTokens, seed, run, qkv_tolerance);
 }
 
 TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {
@@ -581,7 +583,6 @@ TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {
 // Two K slices a row (gemv.cuh): the sliced kernel's q and cache rows must be
 // the one-slice kernel's bit for bit (and so within the reference's bounds).
 void check_qkv_slices(const test::QkvCase& c, QkvKernel one, QkvKernel two, uint32_t seed) {
-  const test::QkvTokens tokens{{13, 0, 63, 7, 30}, {0, 1, 1, 0, 0}, {4, 5, 6, 7, 3, 2, 1, 0}, 4};
   auto run = [&](const test::QkvBuffers& b) {
     const int64_t qn = static_cast<int64_t>(b.rows) * c.n_head * c.head_dim;
     const int64_t kvn = 16 * 8 * static_cast<int64_t>(c.n_head_kv) * c.head_dim;  // 8 cache blocks of 16
@@ -596,7 +597,7 @@ void check_qkv_slices(const test::QkvCase& c, QkvKernel one, QkvKernel two, uint
       ASSERT_EQ(v[i], b.args.v_cache[i]) << "v " << i;
     }
   };
-  test::check_qkv(c, tokens, seed, run, [](int64_t k, double a) { return (k / 32.0 + 26) * kF32Eps * a; });
+  test::check_qkv(c, kQkvTokens, seed, run, qkv_tolerance);
 }
 
 TEST(CudaEmulatedQkvRopeStore, TwoKSlicesGiveTheOneSliceBits) {

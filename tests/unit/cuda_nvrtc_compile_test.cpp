@@ -107,7 +107,22 @@ TEST(CudaNvrtcCompile, EveryWeightFormatAndHeadDim) {
     for (TensorType t : types) {
       specs.push_back(gemv_spec(t, 4096, 4096, 1, 1e-5f, 0));
       const bool quantized = has_gpu_layout(t);
+      // Two K slices (decode, quantized), and tiles of 8 tokens
+      // (RAYO_GEMV_TOKEN_TILE), of the fused q/k/v too (3 072 rows: sliced).
+      if (quantized) specs.push_back(gemv_spec(t, 4096, 4096, 1, 1e-5f, 1, normed, gemv_slices(t, 4096, 1)));
+      QkvShape qkv;
+      qkv.q = qkv.k = qkv.v = t;
+      qkv.cols = 2048;
+      qkv.n_head = 16;
+      qkv.n_head_kv = 4;
+      qkv.head_dim = 128;
+      qkv.rope.n_rot = 128;
+      qkv.rope.freq_base = 500000.0f;
+      qkv.norm_eps = 1e-5f;
+      specs.push_back(qkv_rope_store_spec(qkv, 1, gemv_slices(t, qkv.rows(), 1)));
+      specs.push_back(qkv_rope_store_spec(qkv, 8));
       specs.push_back(gemv_spec(t, 4096, 4096, 4, -1.0f, 1, quantized ? normed : Emit{false, false, true}));
+      specs.push_back(gemv_spec(t, 4096, 4096, 8, -1.0f, 1, quantized ? normed : Emit{false, false, true}));
       specs.push_back(gemv_swiglu_spec(t, t, 4096, 14336, 8, 1e-5f, Emit{quantized, false, false}));
       specs.push_back(dequant_spec(t, 4096, quantized ? normed : Emit{}));
     }

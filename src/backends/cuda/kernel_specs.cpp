@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -102,21 +103,36 @@ void set_gemv_launch(KernelSpec& s, unsigned row_blocks, int tt, int slices = 1)
 }
 }  // namespace
 
-int gemv_token_tile(int64_t max_rows) { return max_rows <= 1 ? 1 : 4; }
+// The value of environment variable `name`, one of `allowed`, for timing
+// one kernel choice against another on a GPU; 0 when unset.
+static int64_t timing_choice(const char* name, std::initializer_list<int64_t> allowed) {
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env == '\0') return 0;
+  std::string list;
+  for (int64_t a : allowed) {
+    if (std::to_string(a) == env) return a;
+    list += (list.empty() ? "" : ", ") + std::to_string(a);
+  }
+  fail(name, "=", quote_for_message(env), " is not one of ", list);
+}
+
+int gemv_token_tile(int64_t max_rows) {
+  static const int64_t forced = timing_choice("RAYO_GEMV_TOKEN_TILE", {4, 8});
+  if (max_rows <= 1) return 1;
+  return forced != 0 ? static_cast<int>(forced) : 4;
+}
+
+int64_t gemm_min_tokens() {
+  static const int64_t forced = timing_choice("RAYO_GEMM_MIN_TOKENS", {8, 16, 24, 32, 64});
+  return forced != 0 ? forced : kGemmMinTokens;
+}
 
 static bool is_float_type(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
 
 int gemv_slices(TensorType w, int64_t rows, int tt) {
   if (tt != 1 || is_float_type(w)) return 1;
-  static const int forced = []() {
-    const char* env = std::getenv("RAYO_GEMV_SLICES");
-    if (env == nullptr || *env == '\0') return 0;
-    const std::string_view s(env);
-    if (s == "1") return 1;
-    if (s == "2") return 2;
-    fail("RAYO_GEMV_SLICES=", quote_for_message(s), " is not one of 1, 2");
-  }();
-  if (forced != 0) return forced;
+  static const int64_t forced = timing_choice("RAYO_GEMV_SLICES", {1, 2});
+  if (forced != 0) return static_cast<int>(forced);
   // 128 blocks: one wave on an H100 or H200 (132 SMs), 1.2 on an A100 (108).
   return rows <= 128 * kGemvRows ? 2 : 1;
 }
@@ -179,7 +195,7 @@ bool multiplies_half_rows(const graph::Graph& g, const Node& n) {
 }
 
 bool uses_gemm(const graph::Graph& g, const Node& n) {
-  if (n.in[0] < 0 || g.max_rows(g.values()[n.in[0]]) < kGemmMinTokens) return false;
+  if (n.in[0] < 0 || g.max_rows(g.values()[n.in[0]]) < gemm_min_tokens()) return false;
   // F16 rows have no exact GEMM: batch-invariant graphs keep the GEMVs.
   if (multiplies_half_rows(g, n)) return !g.config().batch_invariant;
   if (!reads_q8(g, n)) return false;

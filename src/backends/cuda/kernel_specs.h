@@ -57,7 +57,8 @@ struct KernelSpec {
 const std::vector<std::string>& kernel_entries(const std::string& file);
 
 // Token rows per GEMV block: decode graphs use 1, batches share each decoded
-// weight group between this many rows.
+// weight group between this many rows (4; RAYO_GEMV_TOKEN_TILE=4|8 sets it,
+// to time the batched decode's tiles on a GPU).
 int gemv_token_tile(int64_t max_rows);
 
 // Graphs of at least this many token rows multiply quantized weights on
@@ -66,8 +67,12 @@ int gemv_token_tile(int64_t max_rows);
 // tokens the GEMVs take less time than the GEMMs on every Q6_K matrix and on
 // the 4096-row Q4_K ones (attn_q 26 vs 53 us at 16), more only on Q4_K
 // gate+up and output (1.2x at 16, 1.7x at 24); at 32 the sums of a layer are
-// even. 16 sequences decoded together ran at 582 t/s on the GEMMs.
+// even. 16 sequences decoded together ran at 582 t/s on the GEMMs (before
+// the f16 tile's rework, since then not measured).
 constexpr int64_t kGemmMinTokens = 32;
+// kGemmMinTokens, or RAYO_GEMM_MIN_TOKENS (8, 16, 24, 32 or 64), to time
+// another crossover on a GPU.
+int64_t gemm_min_tokens();
 // The tensor-core GEMM tiles (gemm.cuh): f16 (weights decoded to f16, the
 // tokens' twins converted), int8 (both as int8 lanes with float scales, each
 // unit's sum combined and added in row order) and exact (int8 in the GEMVs'
