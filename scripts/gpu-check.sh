@@ -124,6 +124,12 @@ run "$rayo" bench --kernels -r 3 --types q4_k,q6_k --tokens 16,64,512,2048
 step "benchmark: the GEMV/GEMM crossover (kGemmMinTokens is 32): both kernels at each token count"
 run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 4,8,16,24,32,48,64 --kernel-path both
 
+step "benchmark: the GEMMs' blocks of 64 tokens (the default) against blocks of 32 (RAYO_GEMM_BLOCK_TOKENS=32), which give steps of few tokens on narrow matrices twice the blocks"
+for block in 64 32; do
+  run env RAYO_GEMM_BLOCK_TOKENS=$block "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q8_0,q6_k \
+    --tokens 32,48,64,128,512
+done
+
 step "benchmark: the int8 and exact int8 GEMMs beside the f16 ones and the GEMVs (which tile each format should take)"
 run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_0,q8_0,q4_k,q5_k,q6_k --tokens 16,32,64,512 \
   --kernel-path all

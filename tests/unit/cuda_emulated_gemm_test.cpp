@@ -48,6 +48,7 @@ struct GemmCase {
   bool emit = false;  // the twin of y * y_norm_w, with statistics
   float x_scale = 1.0f;  // inputs uniform in [-x_scale, x_scale]
   GemmTile tile = GemmTile::F16;
+  bool half_blocks = false;  // blocks of one half (GEMM_BLOCK_TOKENS 32, RAYO_GEMM_BLOCK_TOKENS)
 };
 
 // With `gemv`, the decode kernel of the same macros runs on the same inputs
@@ -70,8 +71,10 @@ void check_gemm(const GemmCase& c, GemmKernel kernel, uint32_t seed, GemmKernel 
   const int n = static_cast<int>(T);
   const TwinIn xt{twin.q.data(), reinterpret_cast<const float2*>(twin.ds.data()), twin.ss.data()};
   const KernelSpec spec = gemv_spec(c.type, K, M, 4, c.norm ? c.eps : -1.0f, c.epi, Emit{c.emit, c.emit, c.emit});
+  KernelSpec tc = tensor_core_variant(spec, c.tile);
+  if (c.half_blocks) tc.token_tile = kGemmTokens;  // the variant's GEMM_BLOCK_TOKENS
   // Launched for a graph of a token tile more than the step: those blocks must return.
-  test::launch(tensor_core_variant(spec, c.tile), T + gemm_block_tokens(c.tile), kernel,
+  test::launch(tc, T + tc.token_tile, kernel,
                MatmulArgs{wg.data(), x.data(), xt, nw.data(), y.data(), epi.data(),
                           {yq.data(), reinterpret_cast<float2*>(yds.data()), yss.data()}, y_norm_w.data(), &n});
   if (gemv) {
@@ -318,6 +321,18 @@ TEST(CudaEmulatedGemm, Int8TileMatchesTheProductForEveryFormat) {
   check_gemm(on_int8({TensorType::Q6_K, 512, 96, 70}), int8_q6_k::gemm, 10);
   check_gemm(on_int8({TensorType::IQ4_NL, 512, 96, 37}), int8_iq4_nl::gemm, 11);
   check_gemm(on_int8({TensorType::IQ4_XS, 512, 96, 37}), int8_iq4_xs::gemm, 12);
+}
+
+// Blocks of one half of 32 tokens (RAYO_GEMM_BLOCK_TOKENS=32), on both tiles:
+// 70 tokens in three blocks, the last partial, with a norm and the residual
+// and the next twin.
+TEST(CudaEmulatedGemm, BlocksOfOneHalf) {
+  GemmCase f16{TensorType::Q4_K, 512, 96, 70, true, 1e-5f, 1, true};
+  f16.half_blocks = true;
+  check_gemm(f16, gemm_half_q4_k::gemm, 61);
+  GemmCase int8 = on_int8({TensorType::Q6_K, 512, 96, 70, true, 1e-5f, 1, true});
+  int8.half_blocks = true;
+  check_gemm(int8, int8_half_q6_k::gemm, 62);
 }
 
 TEST(CudaEmulatedGemm, Int8TileWithNormResidualBiasTwinsGateUpAndQkv) {

@@ -220,11 +220,17 @@ KernelSpec tensor_core_variant(const KernelSpec& s, GemmTile tile) {
   else
     fail("no tensor-core variant of ", s.file);
   t.entry = kernel_entries(t.file).front();
+  if (gemm_block_tokens(tile) != 2 * kGemmTokens && tile != GemmTile::Exact)
+    t.defines.push_back({"GEMM_BLOCK_TOKENS", std::to_string(gemm_block_tokens(tile))});
   set_launch(t, {1, row_tiles}, 0, gemm_block_tokens(tile), kGemmThreads);
   return t;
 }
 
-int64_t gemm_block_tokens(GemmTile tile) { return tile == GemmTile::Exact ? kGemmTokens : 2 * kGemmTokens; }
+int64_t gemm_block_tokens(GemmTile tile) {
+  static const int64_t forced = timing_choice("RAYO_GEMM_BLOCK_TOKENS", {kGemmTokens, 2 * kGemmTokens});
+  if (tile == GemmTile::Exact) return kGemmTokens;
+  return forced != 0 ? forced : 2 * kGemmTokens;
+}
 
 TensorType matmul_weight_type(const graph::Graph& g, const Node& n, int w) {
   const auto& weight = g.weights()[w];

@@ -90,7 +90,9 @@ bool int8_gemm_is_faster(TensorType t);
 // kGemmRows / 2 of each matrix and gemm_qkv_rope_store.cu's kGemmRows / 2
 // rotation pairs. A block of the f16 and int8 tiles multiplies two halves of
 // kGemmTokens tokens by each decoded weight (gemm.cuh's kBlockTokens), the
-// exact tile one.
+// exact tile one. RAYO_GEMM_BLOCK_TOKENS=32 gives the f16 and int8 tiles'
+// blocks one half (GEMM_BLOCK_TOKENS), to time the grid of steps of few tokens
+// on narrow matrices on a GPU (64-token blocks halve it).
 constexpr int64_t kGemmTokens = 32, kGemmRows = 64, kGemmThreads = 128;
 int64_t gemm_block_tokens(GemmTile tile);
 // The GEMMs' dynamic shared memory (gemm.cuh's GemmShared, f16 and exact:

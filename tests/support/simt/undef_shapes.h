@@ -10,6 +10,8 @@
 #undef ROWS
 #undef TT
 #undef GEMV_SLICES
+#undef GEMM_BLOCK_TOKENS
+#undef GEMM_TILE_TOKENS
 #undef NORM
 #undef EPS
 #undef EPI

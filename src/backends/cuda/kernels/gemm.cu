@@ -3,7 +3,7 @@
 // Same macros (TT unused), arguments, inputs and outputs as gemv.cu; quantized
 // W (from the input's q8 twin), or F16 W as stored (from the f32 input, no
 // fused norm: gemm_tile_half_rows). Work split and shared memory: gemm.cuh.
-// Grid: (ceil(max_rows / kBlockTokens), ceil(ROWS / GEMM_ROWS)): the blocks of
+// Grid: (ceil(max_rows / GEMM_TILE_TOKENS), ceil(ROWS / GEMM_ROWS)): the blocks of
 // a row tile are adjacent, so their weights are read from L2 after the first.
 // Block GEMM_THREADS.
 #include "gemm.cuh"
@@ -13,9 +13,9 @@ RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm(const MatmulArgs args) {
   grid_dependency_wait();
   const int n = *args.n_rows;
-  const int t0 = blockIdx.x * kBlockTokens;
+  const int t0 = blockIdx.x * GEMM_TILE_TOKENS;
   if (t0 >= n) return;
-  const int nt = n - t0 < kBlockTokens ? n - t0 : kBlockTokens;
+  const int nt = n - t0 < GEMM_TILE_TOKENS ? n - t0 : GEMM_TILE_TOKENS;
   const long long row0 = static_cast<long long>(blockIdx.y) * GEMM_ROWS;
   GEMM_SHARED(sh);
 #if WTYPE == FMT_F16 && !GEMM_EXACT
@@ -36,7 +36,7 @@ gemm(const MatmulArgs args) {
                              offset(args.xt.ss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
 #endif
   float (*out)[GEMM_ROWS] = sh.out();
-  for (int i = threadIdx.x; i < kBlockTokens * GEMM_ROWS; i += GEMM_THREADS) {
+  for (int i = threadIdx.x; i < GEMM_TILE_TOKENS * GEMM_ROWS; i += GEMM_THREADS) {
     const int t = i / GEMM_ROWS, r = i % GEMM_ROWS;
     const long long row = row0 + r;
     float v = 0.0f;

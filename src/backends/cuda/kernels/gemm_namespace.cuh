@@ -20,3 +20,15 @@ using namespace gemm_int8;
 #else
 using namespace gemm_f16;
 #endif
+// Tokens a block takes (the grid's token tile: kernel_specs.h's
+// gemm_block_tokens): the tile's kBlockTokens, or with GEMM_BLOCK_TOKENS 32
+// one half of the f16 and int8 tiles (RAYO_GEMM_BLOCK_TOKENS=32: twice the
+// blocks for a step of few tokens on a narrow matrix, each weight decoded for
+// 32 tokens).
+#undef GEMM_TILE_TOKENS
+#ifdef GEMM_BLOCK_TOKENS
+#define GEMM_TILE_TOKENS GEMM_BLOCK_TOKENS
+#else
+#define GEMM_TILE_TOKENS kBlockTokens
+#endif
+static_assert(GEMM_TILE_TOKENS == kBlockTokens || GEMM_TILE_TOKENS == GEMM_TOKENS, "a block takes one or two halves");

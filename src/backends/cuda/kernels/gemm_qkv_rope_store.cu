@@ -6,7 +6,7 @@
 // the two values a rotation mixes, as qkv_rope_store.cu numbers them: q, then
 // k, then v), so the rotation happens in the epilogue. Work split and shared
 // memory: gemm.cuh.
-// Grid: (ceil(max_rows / kBlockTokens), ceil(QKV_PAIRS / 32)); block GEMM_THREADS.
+// Grid: (ceil(max_rows / GEMM_TILE_TOKENS), ceil(QKV_PAIRS / 32)); block GEMM_THREADS.
 #include "gemm.cuh"
 #include "gemm_namespace.cuh"
 #ifndef RING_BLOCKS
@@ -41,9 +41,9 @@ RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm_qkv_rope_store(const QkvArgs args) {
   grid_dependency_wait();
   const int n = *args.n_rows;
-  const int t0 = blockIdx.x * kBlockTokens;
+  const int t0 = blockIdx.x * GEMM_TILE_TOKENS;
   if (t0 >= n) return;
-  const int nt = n - t0 < kBlockTokens ? n - t0 : kBlockTokens;
+  const int nt = n - t0 < GEMM_TILE_TOKENS ? n - t0 : GEMM_TILE_TOKENS;
   const int pair0 = blockIdx.y * TILE_PAIRS;
   GEMM_SHARED(sh);
   // Every shared row takes up to 8 unit tasks (the 32-value formats' count); a
@@ -80,7 +80,7 @@ gemm_qkv_rope_store(const QkvArgs args) {
   gemm_tile<COLS, NORM != 0, QTYPE, QTYPE>(units, tq, tds, tss, EPS, nt, sh);
 #endif
   float (*out)[GEMM_ROWS] = sh.out();
-  for (int task = threadIdx.x; task < kBlockTokens * TILE_PAIRS; task += GEMM_THREADS) {
+  for (int task = threadIdx.x; task < GEMM_TILE_TOKENS * TILE_PAIRS; task += GEMM_THREADS) {
     const int t = task / TILE_PAIRS, pl = task % TILE_PAIRS, p = pair0 + pl;
     if (t >= nt || p >= QKV_PAIRS) continue;
     const QkvPair qp = qkv_pair(p);

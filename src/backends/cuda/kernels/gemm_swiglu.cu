@@ -4,7 +4,7 @@
 // Same macros (TT unused), arguments, inputs and outputs as gemv_swiglu.cu;
 // quantized weights only. A tile holds 32 rows of each matrix (shared rows 0..31
 // gate, 32..63 up). Work split and shared memory: gemm.cuh.
-// Grid: (ceil(max_rows / kBlockTokens), ceil(ROWS / 32)); block GEMM_THREADS.
+// Grid: (ceil(max_rows / GEMM_TILE_TOKENS), ceil(ROWS / 32)); block GEMM_THREADS.
 #include "gemm.cuh"
 #include "gemm_namespace.cuh"
 
@@ -17,9 +17,9 @@ RAYO_KERNEL GEMM_LAUNCH_BOUNDS
 gemm_swiglu(const GateUpArgs args) {
   grid_dependency_wait();
   const int n = *args.n_rows;
-  const int t0 = blockIdx.x * kBlockTokens;
+  const int t0 = blockIdx.x * GEMM_TILE_TOKENS;
   if (t0 >= n) return;
-  const int nt = n - t0 < kBlockTokens ? n - t0 : kBlockTokens;
+  const int nt = n - t0 < GEMM_TILE_TOKENS ? n - t0 : GEMM_TILE_TOKENS;
   const long long row0 = static_cast<long long>(blockIdx.y) * SWIGLU_ROWS;
   GEMM_SHARED(sh);
   constexpr int kPerG = gemm_units_per_chunk<WTYPE>(), kPerU = gemm_units_per_chunk<WTYPE2>();
@@ -40,7 +40,7 @@ gemm_swiglu(const GateUpArgs args) {
                              offset(args.xt.ss, static_cast<long long>(t0) * ((COLS + 31) / 32)), EPS, nt, sh);
   float (*out)[GEMM_ROWS] = sh.out();
   // y into the gate half of the sums (each thread reads and writes its own (t, r)).
-  for (int i = threadIdx.x; i < kBlockTokens * SWIGLU_ROWS; i += GEMM_THREADS) {
+  for (int i = threadIdx.x; i < GEMM_TILE_TOKENS * SWIGLU_ROWS; i += GEMM_THREADS) {
     const int t = i / SWIGLU_ROWS, r = i % SWIGLU_ROWS;
     const long long row = row0 + r;
     float v = 0.0f;
