@@ -554,14 +554,21 @@ void check_qkv(const test::QkvCase& c, QkvKernel kernel, int tt, uint32_t seed) 
   test::check_qkv(c, kQkvTokens, seed, run, qkv_tolerance);
 }
 
+// A llama-shaped q/k/v of `cols` columns: Q4_K q and k, Q6_K v, 8 heads over
+// 2 kv heads of 64, full rotation, a fused norm.
+test::QkvCase llama_qkv(int64_t cols) {
+  test::QkvCase c{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, cols, 8, 2, 64};
+  c.rope.n_rot = 64;
+  c.rope.freq_base = 500000.0f;
+  c.norm = true;
+  c.eps = 1e-5f;
+  return c;
+}
+
 TEST(CudaEmulatedQkvRopeStore, MatchesMatMulBiasRopeAndStore) {
-  test::QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 256, 8, 2, 64};
-  llama.rope.n_rot = 64;
-  llama.rope.freq_base = 500000.0f;
+  test::QkvCase llama = llama_qkv(256);
   llama.ff = true;
   llama.rope.freq_factors = 0;
-  llama.norm = true;
-  llama.eps = 1e-5f;
   check_qkv(llama, qkv_llama::qkv_rope_store, 1, 1);
 
   test::QkvCase qwen2{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0, 128, 4, 1, 32};
@@ -602,12 +609,7 @@ void check_qkv_slices(const test::QkvCase& c, QkvKernel one, QkvKernel two, uint
 
 TEST(CudaEmulatedQkvRopeStore, TwoKSlicesGiveTheOneSliceBits) {
   // Q4_K/Q6_K rows of 36 units of 64 values (slice 1: 4 of them), a fused norm.
-  test::QkvCase llama{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K, 2304, 8, 2, 64};
-  llama.rope.n_rot = 64;
-  llama.rope.freq_base = 500000.0f;
-  llama.norm = true;
-  llama.eps = 1e-5f;
-  check_qkv_slices(llama, qkv_slices1_llama::qkv_rope_store, qkv_slices2_llama::qkv_rope_store, 4);
+  check_qkv_slices(llama_qkv(2304), qkv_slices1_llama::qkv_rope_store, qkv_slices2_llama::qkv_rope_store, 4);
   // Q8_0 rows of 161 units of 32 values (three passes, the last giving slice
   // 1 one unit), biases; 40 pairs leave the last block 4 warps without pairs
   // (they still meet the slices' barriers).
