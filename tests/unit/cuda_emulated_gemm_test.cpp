@@ -145,11 +145,11 @@ void check_unit_halves(TensorType type, uint32_t seed) {
   const auto ref = test::dequantized(type, w, M, K);
   const auto wg = test::gpu_matrix(type, w, M, K);
   const GlobalPlanes<FMT, M, K> g{wg.data()};
-  constexpr int kPerChunk = GEMM_K / F::kUnit, kPerBlock = F::kBlock / F::kUnit;
+  constexpr int kPerChunk = GEMM_K / F::kUnit;
   for (long long r = 0; r < M; ++r)
     for (int u = 0; u < K / F::kUnit; ++u) {
       uint4 pieces[F::kUnit / 8];
-      unit_halves<FMT>(F::read(g, r * (K / F::kBlock) + u / kPerBlock, u % kPerBlock), pieces);
+      unit_halves<FMT>(F::read(g, unit_block<FMT, K>(r, u), unit_in_block<FMT>(u)), pieces);
       for (int i = 0; i < F::kUnit; ++i) {
         const uint4& p = pieces[i / 8];
         const uint32_t word = (i % 8) / 2 == 0 ? p.x : (i % 8) / 2 == 1 ? p.y : (i % 8) / 2 == 2 ? p.z : p.w;

@@ -211,14 +211,17 @@ constexpr bool kNormInSums = true;
 // blocks, from block b0 on, at offset(p). A plane of 2-byte fields (the f16
 // scales d) is copied in whole aligned words, so its part starts at the even
 // block at or before b0.
-template <int FMT>
+template <int FMT, int K>
 struct StagePlanes {
+  static constexpr int kCols = K;
   static constexpr int kBlocks = GEMM_K / Gpu<FMT>::kBlock;  // per chunk: 8 or 1
   __device__ static constexpr int span(int p) {
     return plane_bytes<FMT>(p) == 2 ? (2 * (kBlocks + 1) + 3) / 4 * 4 : kBlocks * plane_bytes<FMT>(p);
   }
   __device__ static constexpr int offset(int p) { return p == 0 ? 0 : p == 1 ? span(0) : span(0) + span(1); }
   static_assert(Gpu<FMT>::kPlane0 % 16 == 0, "plane 0 copies in 16-byte pieces");
+  static_assert(plane_bytes<FMT>(2) == 0 || plane_bytes<FMT>(2) % 16 != 0 || offset(2) % 16 == 0,
+                "plane 2's 16-byte pieces land aligned");
   static_assert(offset(2) + span(2) <= GEMM_SLOT, "a chunk fits its slot");
   __device__ static long long first(int p, long long b0) { return plane_bytes<FMT>(p) == 2 ? (b0 & ~1LL) : b0; }
 
@@ -234,17 +237,17 @@ struct StagePlanes {
 
 // Issues the copies of unit task uc (of gemm_units_per_chunk<FMT>() per row)
 // of chunk kc of a row of an M x K matrix of format FMT into slot `srow` of
-// stage kc % 2: the tasks share the chunk's 16-byte pieces of plane 0 and the
-// 4-byte pieces of the others round robin. Blocks past the row's end (K not a
-// multiple of GEMM_K) are not copied. The loops run a fixed number of times
-// (a task's share of a whole chunk), each copy at a constant offset from the
-// plane's start: the copies unroll into a list with no index arithmetic
-// between them. (Loops bounded by the chunk's blocks took about 60
+// stage kc % 2: the tasks share the chunk's 16-byte pieces of plane 0 (and of
+// the other planes of 16-byte fields) and the 4-byte pieces of the others
+// round robin. Blocks past the row's end (K not a multiple of GEMM_K) are not
+// copied. The loops run a fixed number of times (a task's share of a whole
+// chunk), each copy at a constant offset from the plane's start: the copies
+// unroll into a list with no index arithmetic between them. (Loops bounded by the chunk's blocks took about 60
 // instructions a copy: Q8_0's f16 tile ran about 2 220 instructions per
 // thread and chunk on sm_90, now 1 690.)
 template <int FMT, long long M, int K>
 __device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int kc, int uc, GemmShared& sh, int srow) {
-  using S = StagePlanes<FMT>;
+  using S = StagePlanes<FMT, K>;
   constexpr int kPer = gemm_units_per_chunk<FMT>();
   constexpr int kRowBlocks = K / Gpu<FMT>::kBlock;
   // The chunk's blocks: all S::kBlocks (known when K is a multiple of GEMM_K)
@@ -267,6 +270,17 @@ RAYO_UNROLL
     constexpr int kMaxWords[3] = {0, S::span(1) / 4, S::span(2) / 4};
     const int bytes = plane_bytes<FMT>(p);
     if (bytes == 0) continue;
+    if (bytes % 16 == 0) {
+      constexpr int kMaxPieces[3] = {0, S::span(1) / 16, S::span(2) / 16};
+      const u8* from = g.at(p, b0, 0);
+      u8* to = slot + S::offset(p);
+RAYO_UNROLL
+      for (int j = 0; j < (kMaxPieces[p] + kPer - 1) / kPer; ++j) {
+        const int i = uc + j * kPer;
+        if (i < n * bytes / 16) cp_async<16>(to + 16 * i, from + 16 * i);
+      }
+      continue;
+    }
     const long long first = S::first(p, b0);
     const int words = bytes == 2 ? static_cast<int>(b0 + n - first + 1) / 2 : n * bytes / 4;
     const u8* from = g.at(p, first, 0);
@@ -286,13 +300,13 @@ RAYO_UNROLL
 template <int FMT, int K>
 __device__ __forceinline__ void gemm_decode_unit(long long row, int kc, int uc, GemmShared& sh, int srow) {
   using F = Gpu<FMT>;
-  using S = StagePlanes<FMT>;
+  using S = StagePlanes<FMT, K>;
   constexpr int kPerBlock = F::kBlock / F::kUnit;
   const int u = kc * gemm_units_per_chunk<FMT>() + uc;
   uint4 pieces[F::kUnit / 8];
   if (u < K / F::kUnit) {
     const long long b0 = row * (K / F::kBlock) + static_cast<long long>(kc) * S::kBlocks;
-    unit_halves<FMT>(F::read(S{sh.raw[kc % 2][srow], b0}, b0 + uc / kPerBlock, uc % kPerBlock), pieces);
+    unit_halves<FMT>(F::read(S{sh.raw[kc % 2][srow], b0}, b0 + uc / kPerBlock, unit_in_block<FMT>(uc)), pieces);
   } else {
 RAYO_UNROLL
     for (int p = 0; p < F::kUnit / 8; ++p) pieces[p] = make_uint4(0, 0, 0, 0);

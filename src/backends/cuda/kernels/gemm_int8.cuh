@@ -53,6 +53,7 @@ static_assert(sizeof(GemmShared) <= 98304, "kernel_specs.h's kGemmSharedBytes");
 // once to copy and once to decode, and no format restates its byte layout.
 template <int FMT, long long M, int K, bool kCopy>
 struct UnitPieces {
+  static constexpr int kCols = K;
   GlobalPlanes<FMT, M, K> g;
   u8* slot;
   mutable int off = 0;

@@ -110,21 +110,30 @@ __device__ __forceinline__ constexpr int plane_bytes(int p) {
   return p == 0 ? Gpu<FMT>::kPlane0 : p == 1 ? Gpu<FMT>::kPlane1 : Gpu<FMT>::kPlane2;
 }
 
+// Whether a row of K columns of format FMT is laid out in pairs of blocks
+// (weight_layout.h: Q8_0 in rows of an even number of blocks).
+template <int FMT, int K>
+__device__ __forceinline__ constexpr bool paired_blocks() {
+  return FMT == FMT_Q8_0 && K / 32 % 2 == 0;
+}
+
 // Where a format's blocks are read from: Gpu<FMT>::read(src, b, j) takes unit
 // j of block b through src.ld16 / ld4 / ld2(plane, b, byte), the bytes at
-// `byte` of block b's part of that plane. GlobalPlanes reads an R x K matrix
+// `byte` of block b's part of that plane (which may lie before it: paired
+// blocks), and src's kCols, the row's columns. GlobalPlanes reads an R x K matrix
 // in its GPU layout (weight_layout.h: each plane starts at the next 256-byte
 // boundary after the previous one) with streaming loads; the f16 GEMM's stage
 // (gemm.cuh) reads its copy of a row's chunk in shared memory.
 __device__ __forceinline__ constexpr long long round256(long long v) { return (v + 255) / 256 * 256; }
 template <int FMT, long long R, int K>
 struct GlobalPlanes {
+  static constexpr int kCols = K;
   static constexpr long long kBlocks = R * (K / Gpu<FMT>::kBlock);
   static constexpr long long kP1 = round256(kBlocks * Gpu<FMT>::kPlane0);
   static constexpr long long kP2 = round256(kP1 + kBlocks * Gpu<FMT>::kPlane1);
   const u8* w;
   __device__ const u8* at(int p, long long b, int byte) const {
-    return w + (p == 0 ? 0 : p == 1 ? kP1 : kP2) + b * plane_bytes<FMT>(p) + byte;
+    return w + ((p == 0 ? 0 : p == 1 ? kP1 : kP2) + b * plane_bytes<FMT>(p) + byte);
   }
   __device__ uint4 ld16(int p, long long b, int byte) const { return ld_stream16(at(p, b, byte)); }
   __device__ u32 ld4(int p, long long b, int byte) const { return ld_stream4(at(p, b, byte)); }
@@ -132,14 +141,19 @@ struct GlobalPlanes {
 };
 
 // The block of a matrix of K columns holding unit u of row `row`, and the
-// unit's place in that block (Gpu<FMT>::read's b and j).
+// unit's place in that block (Gpu<FMT>::read's b and j). Q8_0's unit is a
+// whole block: its j is the block's place in its pair (paired_blocks: rows
+// of an even number of blocks, so u's parity is the block's), which read
+// takes from u rather than from b, whose parity the compiler does not see
+// through the row's offset (it computed it again for each row: a Q8_0 GEMV
+// pass 155 -> 191 instructions on sm_90).
 template <int FMT, int K>
 __device__ __forceinline__ long long unit_block(long long row, int u) {
   return row * (K / Gpu<FMT>::kBlock) + u / (Gpu<FMT>::kBlock / Gpu<FMT>::kUnit);
 }
 template <int FMT>
 __device__ __forceinline__ int unit_in_block(int u) {
-  return u % (Gpu<FMT>::kBlock / Gpu<FMT>::kUnit);
+  return FMT == FMT_Q8_0 ? u & 1 : u % (Gpu<FMT>::kBlock / Gpu<FMT>::kUnit);
 }
 
 // Unit u of row `row` of an R x K matrix of format FMT in its GPU layout.
@@ -304,9 +318,14 @@ struct Gpu<FMT_Q8_0> : Block32Unit {
     u16 d;
   };
   static constexpr int kPlane0 = 32, kPlane1 = 2, kPlane2 = 0;
+  // Paired blocks (weight_layout.h): block b's first half is 16 (b % 2) bytes
+  // into its pair, its second half 32 bytes further; j = b % 2 (unit_in_block).
   template <typename Src>
-  __device__ static Unit read(const Src& s, long long b, int) {
-    return Unit{s.ld16(0, b, 0), s.ld16(0, b, 16), s.ld2(1, b, 0)};
+  __device__ static Unit read(const Src& s, long long b, int j) {
+    constexpr bool kPaired = paired_blocks<FMT_Q8_0, Src::kCols>();
+    const long long pair = kPaired ? b - j : b;  // read from the pair's first block, at non-negative offsets
+    const int first = kPaired ? 16 * j : 0;
+    return Unit{s.ld16(0, pair, first), s.ld16(0, pair, first + (kPaired ? 32 : 16)), s.ld2(1, b, 0)};
   }
   struct Meta {
     float d;
@@ -418,10 +437,11 @@ struct Gpu<FMT_Q4_K> : K64Unit {
     uint4 head, q0, q1;
     int j;
   };
-  static constexpr int kPlane0 = 144, kPlane1 = 0, kPlane2 = 0;
+  static constexpr int kPlane0 = 128, kPlane1 = 16, kPlane2 = 0;
+  // The unit's quants are pieces j and 4 + j of plane 0 (weight_layout.h).
   template <typename Src>
   __device__ static Unit read(const Src& s, long long b, int j) {
-    return Unit{s.ld16(0, b, 0), s.ld16(0, b, 16 + 32 * j), s.ld16(0, b, 32 + 32 * j), j};
+    return Unit{s.ld16(1, b, 0), s.ld16(0, b, 16 * j), s.ld16(0, b, 64 + 16 * j), j};
   }
   __device__ static Meta meta(const Unit& w) { return meta_of(w.head, w.j); }
   __device__ static void ints(const Unit& w, int* q) {
@@ -440,11 +460,11 @@ struct Gpu<FMT_Q5_K> : K64Unit {
     uint4 head, h0, h1, q0, q1;
     int j;
   };
-  static constexpr int kPlane0 = 176, kPlane1 = 0, kPlane2 = 0;
+  static constexpr int kPlane0 = 128, kPlane1 = 16, kPlane2 = 32;
   template <typename Src>
   __device__ static Unit read(const Src& s, long long b, int j) {
-    return Unit{s.ld16(0, b, 0), s.ld16(0, b, 16), s.ld16(0, b, 32), s.ld16(0, b, 48 + 32 * j),
-                s.ld16(0, b, 64 + 32 * j), j};
+    return Unit{s.ld16(1, b, 0), s.ld16(2, b, 0), s.ld16(2, b, 16), s.ld16(0, b, 16 * j), s.ld16(0, b, 64 + 16 * j),
+                j};
   }
   __device__ static Meta meta(const Unit& w) { return meta_of(w.head, w.j); }
   __device__ static void ints(const Unit& w, int* q) {
@@ -476,7 +496,7 @@ struct Gpu<FMT_IQ4_XS> {
   static constexpr int kPlane0 = 128, kPlane1 = 8, kPlane2 = 0;
   template <typename Src>
   __device__ static Unit read(const Src& s, long long b, int j) {
-    return Unit{s.ld16(0, b, 32 * j), s.ld16(0, b, 32 * j + 16), s.ld4(1, b, 0), s.ld4(1, b, 4), j};
+    return Unit{s.ld16(0, b, 16 * j), s.ld16(0, b, 64 + 16 * j), s.ld4(1, b, 0), s.ld4(1, b, 4), j};
   }
   // d and the signed scales (ls - 32) of the unit's sub-blocks.
   struct Meta {
@@ -524,16 +544,18 @@ struct Gpu<FMT_Q6_K> {
     u16 d;
     int h, a;
   };
-  static constexpr int kPlane0 = 208, kPlane1 = 2, kPlane2 = 0;
+  static constexpr int kPlane0 = 192, kPlane1 = 16, kPlane2 = 2;
+  // Plane 0 (weight_layout.h): ql's first halves, its second halves, then qh
+  // as bytes 0..15 of the halves h = 0 and 1, and bytes 16..31 of both.
   template <typename Src>
   __device__ static Unit read(const Src& s, long long b, int j) {
     const int h = j / 2, a = j % 2;
-    return Unit{s.ld16(0, b, 64 * h + 32 * a),
-                s.ld16(0, b, 64 * h + 32 * a + 16),
-                s.ld16(0, b, 128 + 32 * h),
-                s.ld16(0, b, 144 + 32 * h),
-                s.ld16(0, b, 192),
-                s.ld2(1, b, 0),
+    return Unit{s.ld16(0, b, 16 * j),
+                s.ld16(0, b, 64 + 16 * j),
+                s.ld16(0, b, 128 + 16 * h),
+                s.ld16(0, b, 160 + 16 * h),
+                s.ld16(1, b, 0),
+                s.ld2(2, b, 0),
                 h,
                 a};
   }
@@ -622,11 +644,11 @@ struct Gpu<FMT_Q2_K> : K16Unit {
     u32 dm;
     int h, i;
   };
-  static constexpr int kPlane0 = 80, kPlane1 = 4, kPlane2 = 0;
+  static constexpr int kPlane0 = 64, kPlane1 = 16, kPlane2 = 4;
   template <typename Src>
   __device__ static Unit read(const Src& s, long long b, int j) {
     const int h = j / 2, i = j % 2;
-    return Unit{s.ld16(0, b, 0), s.ld16(0, b, 16 + 32 * h + 16 * i), s.ld4(1, b, 0), h, i};
+    return Unit{s.ld16(1, b, 0), s.ld16(0, b, 32 * h + 16 * i), s.ld4(2, b, 0), h, i};
   }
   // d, dmin, and the scale byte (scale | min << 4) of segment j in byte j of sc:
   // the block's byte 8h + i + 2j, which is byte i (j = 0, 2) or i + 2 (j = 1,

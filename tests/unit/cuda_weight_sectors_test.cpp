@@ -1,0 +1,161 @@
+// The decode GEMVs' weight loads against the 32-byte sectors L2 serves them
+// in. The loads bypass L1 (weight_formats.cuh), so each warp instruction asks
+// L2 for every sector it touches, whole: a sector of which an instruction uses
+// half is a sector asked for twice. The GPU layout (weight_layout.h) orders
+// each format's quants so that every load instruction of a GEMV pass over
+// them takes whole sectors, each asked for once a pass. Checked here on the
+// addresses Gpu<FMT>::read computes for a warp's 32 lanes (a pass: lane l
+// reads unit 32 i + l of a row, gemv.cuh), with the host's layout of the same
+// matrix.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/simt/simt.h"
+// Shape-independent kernel headers.
+#include "backends/cuda/kernels/common.cuh"
+#include "backends/cuda/kernels/weight_formats.cuh"
+
+#include "backends/cuda/weight_layout.h"
+
+namespace rayo::cuda {
+namespace {
+
+constexpr long long kRows = 5;  // the pass reads row 3: an odd row, so paired blocks are found by the block's index
+
+struct Load {
+  int plane;
+  long long offset;  // from the matrix's start
+  int bytes;
+};
+
+// A source for Gpu<FMT>::read that notes each load's place (in read's order)
+// instead of making it.
+template <int FMT, int K>
+struct RecordingPlanes {
+  static constexpr int kCols = K;
+  GlobalPlanes<FMT, kRows, K> g;
+  std::vector<Load>* loads;
+  void note(int p, long long b, int byte, int bytes) const { loads->push_back({p, g.at(p, b, byte) - g.w, bytes}); }
+  uint4 ld16(int p, long long b, int byte) const {
+    note(p, b, byte, 16);
+    return make_uint4(0, 0, 0, 0);
+  }
+  u32 ld4(int p, long long b, int byte) const {
+    note(p, b, byte, 4);
+    return 0;
+  }
+  u16 ld2(int p, long long b, int byte) const {
+    note(p, b, byte, 2);
+    return 0;
+  }
+};
+
+// Sectors asked for by the instructions of one pass, and how many distinct
+// sectors those hold.
+struct SectorCount {
+  long long asked = 0, distinct = 0;
+  double ratio() const { return static_cast<double>(asked) / static_cast<double>(distinct); }
+};
+
+struct PassSectors {
+  SectorCount quants, all;  // quants: plane 0's loads
+  int half_used = 0;        // plane 0 instructions that use a sector they touch only in part
+};
+
+// The sectors of pass `pass` of a warp over row 3 of a kRows x K matrix of format FMT.
+template <int FMT, int K>
+PassSectors pass_sectors(int pass) {
+  using F = Gpu<FMT>;
+  constexpr int kUnits = K / F::kUnit;
+  std::vector<u8> matrix(gpu_layout(static_cast<TensorType>(FMT), kRows, K).bytes);
+  std::vector<std::vector<Load>> lanes(WARP);
+  for (int l = 0; l < WARP; ++l) {
+    const int u = WARP * pass + l;
+    if (u >= kUnits) continue;
+    RecordingPlanes<FMT, K> src{{matrix.data()}, &lanes[l]};
+    (void)F::read(src, unit_block<FMT, K>(3, u), unit_in_block<FMT>(u));
+  }
+  PassSectors s;
+  std::set<long long> all, quants;
+  for (size_t k = 0; k < lanes[0].size(); ++k) {
+    std::map<long long, std::set<long long>> bytes_of;  // sector -> the bytes this instruction reads of it
+    for (const auto& lane : lanes) {
+      if (lane.empty()) continue;
+      for (long long b = lane[k].offset; b < lane[k].offset + lane[k].bytes; ++b) bytes_of[b / 32].insert(b);
+    }
+    const bool quant = lanes[0][k].plane == 0;
+    for (const auto& [sector, bytes] : bytes_of) {
+      all.insert(sector);
+      if (quant) quants.insert(sector);
+      if (quant && bytes.size() != 32) ++s.half_used;
+    }
+    s.all.asked += static_cast<long long>(bytes_of.size());
+    if (quant) s.quants.asked += static_cast<long long>(bytes_of.size());
+  }
+  s.all.distinct = static_cast<long long>(all.size());
+  s.quants.distinct = static_cast<long long>(quants.size());
+  return s;
+}
+
+// Every pass over a row of K columns: the quants' sectors whole and asked for
+// once; all the weights' sectors (the small planes of scales too, which the
+// lanes of a block share) asked for at most `bound` times on average.
+template <int FMT, int K>
+void expect_whole_sectors(double bound) {
+  const std::string name(type_name(static_cast<TensorType>(FMT)));
+  SectorCount quants, all;
+  for (int pass = 0; pass * WARP < K / Gpu<FMT>::kUnit; ++pass) {
+    const PassSectors s = pass_sectors<FMT, K>(pass);
+    EXPECT_EQ(s.half_used, 0) << name << " K " << K << " pass " << pass;
+    EXPECT_EQ(s.quants.asked, s.quants.distinct) << name << " K " << K << " pass " << pass;
+    quants.asked += s.quants.asked, quants.distinct += s.quants.distinct;
+    all.asked += s.all.asked, all.distinct += s.all.distinct;
+  }
+  EXPECT_LE(all.ratio(), bound) << name << " K " << K;
+  std::printf("%-7s K %5d: sectors asked / held, quants %.2f, all planes %.2f\n", name.c_str(), K, quants.ratio(),
+              all.ratio());
+}
+
+TEST(CudaWeightSectors, EveryLoadOfAGemvPassTakesWholeSectors) {
+  // The bound: Q3_K's 12 scale bytes a block (3 words at a 12-byte stride)
+  // and Q5_K's 32 bytes of high bits, which all 4 lanes of a block read whole
+  // in two loads.
+  constexpr double kBound = 1.25;
+  expect_whole_sectors<FMT_Q4_0, 4096>(kBound);
+  expect_whole_sectors<FMT_Q4_1, 4096>(kBound);
+  expect_whole_sectors<FMT_Q5_0, 4096>(kBound);
+  expect_whole_sectors<FMT_Q5_1, 4096>(kBound);
+  expect_whole_sectors<FMT_Q8_0, 4096>(kBound);
+  expect_whole_sectors<FMT_Q8_0, 1536>(kBound);
+  expect_whole_sectors<FMT_Q2_K, 4096>(kBound);
+  expect_whole_sectors<FMT_Q3_K, 4096>(kBound);
+  expect_whole_sectors<FMT_Q4_K, 4096>(kBound);
+  expect_whole_sectors<FMT_Q4_K, 1536>(kBound);
+  expect_whole_sectors<FMT_Q5_K, 4096>(kBound);
+  expect_whole_sectors<FMT_Q6_K, 4096>(kBound);
+  expect_whole_sectors<FMT_Q6_K, 14336>(kBound);
+  expect_whole_sectors<FMT_IQ4_NL, 4096>(kBound);
+  expect_whole_sectors<FMT_IQ4_XS, 4096>(kBound);
+}
+
+// Q8_0 pairs blocks only in rows of an even number of them (a pair never
+// straddles two rows, which upload in separate pieces): the host's layout
+// and the kernels' reading agree on which rows.
+TEST(CudaWeightSectors, Q8_0PairsBlocksInRowsOfAnEvenNumber) {
+  EXPECT_EQ(gpu_layout(TensorType::Q8_0, kRows, 4096).group_blocks, 2);
+  EXPECT_TRUE((paired_blocks<FMT_Q8_0, 4096>()));
+  EXPECT_EQ(gpu_layout(TensorType::Q8_0, kRows, 96).group_blocks, 1);
+  EXPECT_FALSE((paired_blocks<FMT_Q8_0, 96>()));
+  EXPECT_EQ(gpu_layout(TensorType::Q4_K, kRows, 4096).group_blocks, 1);
+  // Unpaired rows keep each block's 32 quant bytes together: each of a
+  // lane's two loads uses half of the sectors it touches.
+  EXPECT_GT((pass_sectors<FMT_Q8_0, 96>(0).half_used), 0);
+}
+
+}  // namespace
+}  // namespace rayo::cuda
