@@ -6,14 +6,37 @@
 //     in the GEMVs' order, so that it is bit for bit the GEMV's (gemm.cuh
 //     says how);
 //   - gemm_int8 (GEMM_EXACT 2, prompts): the units in their order along the
-//     row, each unit's combined sum added straight to its output: no tree,
-//     the format's float combine per unit and output the only float work.
+//     row, each unit's terms added straight to its output: no tree, the
+//     unit's float work per output its TileScales' (gemm_int8_scales.cuh).
 // Both stage the same way (weights' int8 lanes and Meta decoded once per
 // block, tokens' lanes and (d, s) pairs from L2) and load their fragments by
-// ldmatrix. Included by gemm.cuh alone.
+// ldmatrix; gemm_int8 keeps each unit's TileScales in place of its Meta.
+// Included by gemm.cuh alone.
 #pragma once
+#include "gemm_int8_scales.cuh"
 
 namespace gemm_int8_tiles {
+
+// Q6_K's int8 lanes (Gpu<FMT>::ints) are q, its weights q - 32: the GEMV
+// takes 32 times the activations' sums off in its combine rather than
+// subtract 32 from each weight it loads once. The tiles decode a weight once
+// for many tokens, so they subtract it there (the same integer sums), and
+// stage no activation sums for it.
+template <int FMT>
+constexpr bool kLanesLess32 = FMT == FMT_Q6_K;
+template <int FMT>
+constexpr bool kTileXSums = Gpu<FMT>::kXSums && !kLanesLess32<FMT>;
+
+// What a stage's Meta slot holds of a unit: its Meta (the exact tile, for
+// Gpu<FMT>::combine) or its TileScales.
+template <int FMT, bool kGemvOrder>
+struct SlotMeta {
+  using Type = typename TileScales<FMT>::Scales;
+};
+template <int FMT>
+struct SlotMeta<FMT, true> {
+  using Type = typename Gpu<FMT>::Meta;
+};
 
 // A shared row holds one stage's int8 lanes: GEMM_K values as 64 ints, 4 more
 // of padding so that the fragment loads of 8 rows (68 ints apart) hit 8
@@ -25,8 +48,8 @@ namespace gemm_int8_tiles {
 
 // The shared memory of a block (dynamic, like the f16 tile's: 88 KB of
 // kernel_specs.h's kGemmSharedBytes): the tiles of a stage, weights' and
-// activations' int8 lanes, each weight unit's Meta, each token unit's (d, s)
-// pairs and, for kXSums formats, its segments' sums of activations; and two
+// activations' int8 lanes, each weight unit's SlotMeta, each token unit's
+// (d, s) pairs and, for kTileXSums formats, its segments' sums of activations; and two
 // stages of the weight units' bytes as the asynchronous copies bring them
 // (stage kc % 2; UnitPieces). After the K loop w holds the sums,
 // out[tokens][GEMM_ROWS] floats, and x the tokens' 1/rms (norm).
@@ -147,12 +170,12 @@ __device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int 
 }
 
 // Decodes unit slot uc of stage kc of that row from its raw slot into shared
-// row `srow`: its int8 lanes and its Meta (zeros for no unit).
+// row `srow`: its int8 lanes and its SlotMeta (zeros for no unit).
 template <int FMT, long long M, int K, bool kGemvOrder>
 __device__ __forceinline__ void gemm_decode_unit(long long row, int kc, int uc, GemmShared& sh, int srow) {
   using F = Gpu<FMT>;
   using O = UnitOrder<FMT, K, kGemvOrder>;
-  static_assert(sizeof(typename F::Meta) <= O::kMetaBytes, "a Meta fits its slot");
+  static_assert(sizeof(typename SlotMeta<FMT, kGemvOrder>::Type) <= O::kMetaBytes, "a unit's Meta fits its slot");
   constexpr int kInts = O::kInts;
   const int u = O::unit(kc * O::kPerStage + uc);
   int q[kInts];
@@ -160,7 +183,14 @@ __device__ __forceinline__ void gemm_decode_unit(long long row, int kc, int uc, 
     const UnitPieces<FMT, M, K, false> slot{{nullptr}, sh.raw[kc % 2][srow] + uc * O::kRawBytes};
     const typename F::Unit unit = F::read(slot, unit_block<FMT, K>(row, u), unit_in_block<FMT>(u));
     F::ints(unit, q);
-    store_meta(F::meta(unit), &sh.meta[srow][uc * O::kMetaBytes]);
+    if (kLanesLess32<FMT>) {
+RAYO_UNROLL
+      for (int i = 0; i < kInts; ++i) q[i] = sub_bytes(static_cast<u32>(q[i]), 0x20202020u);
+    }
+    if constexpr (kGemvOrder)
+      store_meta(F::meta(unit), &sh.meta[srow][uc * O::kMetaBytes]);
+    else
+      store_meta(TileScales<FMT>::of(F::meta(unit)), &sh.meta[srow][uc * O::kMetaBytes]);
   } else {
 RAYO_UNROLL
     for (int i = 0; i < kInts; ++i) q[i] = 0;
@@ -171,7 +201,9 @@ RAYO_UNROLL
 }
 
 // The tokens' part of stage kc (activations laid out as format FMT reads
-// them): t < nt from the q8 twin, zeros past nt or past the row.
+// them): t < nt from the q8 twin, zeros past nt or past the row. With
+// kXSums, each segment's sum of activations: as an int (exact tile), or
+// times its block's dx as a float's bits (gemm_int8: TileScales' xsum).
 template <int FMT, int K, bool kXSums, bool kGemvOrder>
 __device__ __forceinline__ void gemm_stage_tokens(const i8* xq, const float2* xds, int nt, int kc, GemmShared& sh) {
   using F = Gpu<FMT>;
@@ -200,7 +232,8 @@ RAYO_UNROLL
         int s = 0;
 RAYO_UNROLL
         for (int i = 0; i < 4; ++i) s = __dp4a(0x01010101, a.q[4 * k + i], s);
-        sh.xseg[t][uc * kDs + k] = s;
+        sh.xseg[t][uc * kDs + k] =
+            kGemvOrder ? s : static_cast<int>(__float_as_uint(a.ds[k].x * static_cast<float>(s)));
       }
     }
   }
@@ -256,8 +289,9 @@ RAYO_UNROLL
 RAYO_UNROLL
       for (int mi = 0; mi < 2; ++mi) {
         const int r0 = row0 + 16 * mi + g;
-        const typename F::Meta m0 = load_meta<typename F::Meta>(&sh.meta[r0][uc * kMeta]);
-        const typename F::Meta m1 = load_meta<typename F::Meta>(&sh.meta[r0 + 8][uc * kMeta]);
+        using Meta = typename SlotMeta<FMT, kGemvOrder>::Type;
+        const Meta m0 = load_meta<Meta>(&sh.meta[r0][uc * kMeta]);
+        const Meta m1 = load_meta<Meta>(&sh.meta[r0 + 8][uc * kMeta]);
         u32 a[kSegs][2];  // segment k's fragment of rows 16 mi .. + 15
 RAYO_UNROLL
         for (int k = 0; k < kSegs; k += 2) {
@@ -278,13 +312,22 @@ RAYO_UNROLL
 RAYO_UNROLL
           for (int e = 0; e < 4; ++e) {
             const int n = tok0 + 8 * ni + 2 * t + (e & 1);
-            int seg[kSegs], xseg[kSegs];
+            const float2* ds = &sh.ds[n][uc * kDs];
+            int seg[kSegs];
 RAYO_UNROLL
-            for (int k = 0; k < kSegs; ++k) {
-              seg[k] = c[k][e];
-              xseg[k] = F::kXSums ? sh.xseg[n][uc * kDs + k] : 0;
+            for (int k = 0; k < kSegs; ++k) seg[k] = c[k][e];
+            if constexpr (kGemvOrder) {
+              int xseg[kSegs];
+RAYO_UNROLL
+              for (int k = 0; k < kSegs; ++k) xseg[k] = kTileXSums<FMT> ? sh.xseg[n][uc * kDs + k] : 0;
+              acc[mi][ni][e] += F::combine(e < 2 ? m0 : m1, seg, xseg, ds);
+            } else {
+              float xsum[kSegs];
+RAYO_UNROLL
+              for (int k = 0; k < kSegs; ++k)
+                xsum[k] = kTileXSums<FMT> ? __uint_as_float(static_cast<u32>(sh.xseg[n][uc * kDs + k])) : 0.0f;
+              TileScales<FMT>::add(acc[mi][ni][e], e < 2 ? m0 : m1, seg, xsum, ds);
             }
-            acc[mi][ni][e] += F::combine(e < 2 ? m0 : m1, seg, xseg, &sh.ds[n][uc * kDs]);
           }
         }
       }
@@ -332,7 +375,7 @@ template <bool kGemvOrder, int K, bool kNorm, int FMT_LO, int FMT_HI, typename U
 __device__ __forceinline__ void int8_tile(const Units& units, const i8* xq, const float2* xds, const float* xss,
                                           float eps, int nt, GemmShared& sh) {
   static_assert(Gpu<FMT_LO>::kUnit == Gpu<FMT_HI>::kUnit, "one unit shape per tile");
-  constexpr bool kXSums = Gpu<FMT_LO>::kXSums || Gpu<FMT_HI>::kXSums;
+  constexpr bool kXSums = kTileXSums<FMT_LO> || kTileXSums<FMT_HI>;
   constexpr int kHalves = kInt8BlockTokens<kGemvOrder> / GEMM_TOKENS;
   float acc[kHalves][2][2][4], stack[2][2][4][5];
 RAYO_UNROLL
