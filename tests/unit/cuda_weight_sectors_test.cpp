@@ -9,6 +9,7 @@
 // matrix.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -141,6 +142,35 @@ TEST(CudaWeightSectors, EveryLoadOfAGemvPassTakesWholeSectors) {
   expect_whole_sectors<FMT_Q6_K, 14336>(kBound);
   expect_whole_sectors<FMT_IQ4_NL, 4096>(kBound);
   expect_whole_sectors<FMT_IQ4_XS, 4096>(kBound);
+}
+
+// Nothing is added, dropped or converted: the planes' pieces of a group of
+// blocks hold each of its bytes once, and a split matrix's planes hold the
+// file's bytes (each block's, wherever its pieces went).
+TEST(CudaWeightSectors, PlanesHoldEveryByteOfTheFileOnce) {
+  for (TensorType type : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+                          TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+                          TensorType::IQ4_NL, TensorType::IQ4_XS}) {
+    const int64_t block = info(type).block_size, block_bytes = static_cast<int64_t>(info(type).block_bytes);
+    for (int64_t blocks : {2, 3}) {  // Q8_0: pairs, and single blocks in rows of an odd number
+      const WeightLayout l = gpu_layout(type, kRows, blocks * block);
+      SCOPED_TRACE(std::string(type_name(type)) + " blocks per row " + std::to_string(blocks));
+      std::vector<int> seen(static_cast<size_t>(block_bytes * l.group_blocks), 0);
+      for (const WeightPlane& p : l.planes)
+        for (const BlockPiece& piece : p.pieces)
+          for (int b = piece.first; b < piece.first + piece.bytes; ++b) ++seen.at(static_cast<size_t>(b));
+      for (size_t b = 0; b < seen.size(); ++b) EXPECT_EQ(seen[b], 1) << "byte " << b << " of a group";
+      // Split: the multiset of bytes is the file's (bytes that name their place mod 251).
+      std::vector<uint8_t> file(static_cast<size_t>(kRows * blocks * block_bytes));
+      for (size_t i = 0; i < file.size(); ++i) file[i] = static_cast<uint8_t>(i % 251);
+      std::vector<uint8_t> split(file.size());
+      split_rows(l, file.data(), kRows, split.data());
+      std::vector<int> count(256, 0);
+      for (uint8_t v : file) ++count[v];
+      for (uint8_t v : split) --count[v];
+      EXPECT_EQ(std::count(count.begin(), count.end(), 0), 256);
+    }
+  }
 }
 
 // Q8_0 pairs blocks only in rows of an even number of them (a pair never
