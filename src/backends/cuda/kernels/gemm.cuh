@@ -242,9 +242,9 @@ struct StagePlanes {
 // round robin. Blocks past the row's end (K not a multiple of GEMM_K) are not
 // copied. The loops run a fixed number of times (a task's share of a whole
 // chunk), each copy at a constant offset from the plane's start: the copies
-// unroll into a list with no index arithmetic between them. (Loops bounded by the chunk's blocks took about 60
-// instructions a copy: Q8_0's f16 tile ran about 2 220 instructions per
-// thread and chunk on sm_90, now 1 690.)
+// unroll into a list with no index arithmetic between them. (Loops bounded
+// by the chunk's blocks took about 60 instructions a copy: Q8_0's f16 tile
+// ran about 2 220 instructions per thread and chunk on sm_90, now 1 690.)
 template <int FMT, long long M, int K>
 __device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int kc, int uc, GemmShared& sh, int srow) {
   using S = StagePlanes<FMT, K>;
