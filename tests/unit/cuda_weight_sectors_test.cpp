@@ -26,7 +26,7 @@
 namespace rayo::cuda {
 namespace {
 
-constexpr long long kRows = 5;  // the pass reads row 3: an odd row, so paired blocks are found by the block's index
+constexpr long long kRows = 5;  // the passes read row 3: block indices past a row's offset, as the kernels see them
 
 struct Load {
   int plane;
@@ -65,7 +65,7 @@ struct SectorCount {
 
 struct PassSectors {
   SectorCount quants, all;  // quants: plane 0's loads
-  int half_used = 0;        // plane 0 instructions that use a sector they touch only in part
+  int half_used = 0;        // sectors a plane 0 instruction touches but uses only in part
 };
 
 // The sectors of pass `pass` of a warp over row 3 of a kRows x K matrix of format FMT.
