@@ -140,8 +140,10 @@ if command -v ncu >/dev/null; then
   echo "-- the first layers of a 512-token prompt (GEMMs, flash attention)"
   run ncu --metrics "$metrics" -k 'regex:gemm|gemv|attention|qkv' --launch-count 60 \
     "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 0 -r 1 --device cuda
-  echo "-- decode steps (GEMVs, split attention)"
-  run ncu --metrics "$metrics" -k 'regex:gemm|gemv|attention|qkv' --launch-count 60 \
+  echo "-- decode steps (GEMVs, split attention; L2 sectors the loads asked for against DRAM's: about 1 with"
+  echo "   the whole-sector weight layout, about 2 before it)"
+  run ncu --metrics "$metrics,lts__t_sectors_srcunit_tex_op_read.sum,dram__sectors_read.sum" \
+    -k 'regex:gemm|gemv|attention|qkv' --launch-count 60 \
     "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 0 -n 4 -r 1 --device cuda
 fi
 run "$rayo" bench -m "$files/llama3-8b-q4_k_m.gguf" -p 512 -n 128 -r 1 --device cpu
