@@ -258,20 +258,13 @@ __device__ __forceinline__ void gemm_stage_unit(const u8* w, long long row, int 
   const long long b0 = row * kRowBlocks + static_cast<long long>(kc) * S::kBlocks;
   const GlobalPlanes<FMT, M, K> g{w};
   u8* slot = sh.raw[kc % 2][srow];
-  constexpr int kPieces = S::kBlocks * Gpu<FMT>::kPlane0 / 16;  // plane 0's 16-byte pieces in a whole chunk
-  const u8* src = g.at(0, b0, 0);
 RAYO_UNROLL
-  for (int j = 0; j < (kPieces + kPer - 1) / kPer; ++j) {
-    const int i = uc + j * kPer;
-    if (i < n * Gpu<FMT>::kPlane0 / 16) cp_async<16>(slot + 16 * i, src + 16 * i);
-  }
-RAYO_UNROLL
-  for (int p = 1; p < 3; ++p) {
-    constexpr int kMaxWords[3] = {0, S::span(1) / 4, S::span(2) / 4};
+  for (int p = 0; p < 3; ++p) {
+    constexpr int kMaxWords[3] = {S::span(0) / 4, S::span(1) / 4, S::span(2) / 4};
     const int bytes = plane_bytes<FMT>(p);
     if (bytes == 0) continue;
-    if (bytes % 16 == 0) {
-      constexpr int kMaxPieces[3] = {0, S::span(1) / 16, S::span(2) / 16};
+    if (bytes % 16 == 0) {  // plane 0 always (StagePlanes asserts it)
+      constexpr int kMaxPieces[3] = {S::span(0) / 16, S::span(1) / 16, S::span(2) / 16};
       const u8* from = g.at(p, b0, 0);
       u8* to = slot + S::offset(p);
 RAYO_UNROLL

@@ -133,7 +133,7 @@ struct GlobalPlanes {
   static constexpr long long kP2 = round256(kP1 + kBlocks * Gpu<FMT>::kPlane1);
   const u8* w;
   __device__ const u8* at(int p, long long b, int byte) const {
-    return w + ((p == 0 ? 0 : p == 1 ? kP1 : kP2) + b * plane_bytes<FMT>(p) + byte);
+    return w + (p == 0 ? 0 : p == 1 ? kP1 : kP2) + b * plane_bytes<FMT>(p) + byte;
   }
   __device__ uint4 ld16(int p, long long b, int byte) const { return ld_stream16(at(p, b, byte)); }
   __device__ u32 ld4(int p, long long b, int byte) const { return ld_stream4(at(p, b, byte)); }
