@@ -293,7 +293,8 @@ TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
     auto dq = gpu.put(q), dk = gpu.put(kh), dv = gpu.put(vh), dp = gpu.put(positions), dn = gpu.put(std::vector<int>{rows});
     auto ds = gpu.put(seqs), dt = gpu.put(table), dmb = gpu.put(std::vector<int>{static_cast<int>(blocks)});
     auto part = gpu.put(std::vector<float>(rows * c.nh * splits * (c.hd + 2))), out = gpu.put(std::vector<float>(rows * qw));
-    auto counters = gpu.put(std::vector<int>(rows * c.nkv, 0));
+    const int64_t n_counters = rows * c.nkv * attention_merge_counters(splits);
+    auto counters = gpu.put(std::vector<int>(n_counters, 0));
     gpu.run(spec, rows,
             kargs::AttentionArgs{.q = Dev{dq.ptr()},
                                  .k_cache = Dev{dk.ptr()},
@@ -305,7 +306,7 @@ TEST(CudaKernelsNative, AttentionLongContextsAllGqaRatios) {
                                  .out_ds = nullptr,
                                  .kv = {Dev{dp.ptr()}, Dev{ds.ptr()}, Dev{dt.ptr()}, Dev{dmb.ptr()}},
                                  .n_rows = Dev{dn.ptr()}});
-    EXPECT_EQ(gpu.get<int>(counters, rows * c.nkv), std::vector<int>(rows * c.nkv, 0)) << "counters left set";
+    EXPECT_EQ(gpu.get<int>(counters, n_counters), std::vector<int>(n_counters, 0)) << "counters left set";
     const auto y = gpu.get<float>(out, rows * qw);
     std::vector<float> scores(ctx), ref(c.hd);
     for (int t = 0; t < rows; ++t)

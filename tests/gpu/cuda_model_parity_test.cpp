@@ -143,10 +143,11 @@ TEST(CudaModelParity, DecodeStepIsOneUploadOneGraphLaunchOneDownload) {
   EXPECT_EQ(after.graph_launches - before.graph_launches, 5u);
   EXPECT_EQ(after.kernel_launches - before.kernel_launches, 0u);
   EXPECT_EQ(after.allocations - before.allocations, 0u);
-  // The upload is the step block: 4 header ints, token, position, output row,
-  // sequence index, its ring start (sliding-window layers), the 12-int
-  // sampling record and the 4-block table.
-  EXPECT_EQ((after.h2d_bytes - before.h2d_bytes) / 5, (4 + 5 + 12 + 4) * sizeof(int32_t));
+  // The upload is the step block (step_block.h): 8 header ints, token,
+  // position, output row, sequence index, its ring start (sliding-window
+  // layers), its cross-attention slot (Whisper's decoder), the 12-int sampling
+  // record and the 4-block table.
+  EXPECT_EQ((after.h2d_bytes - before.h2d_bytes) / 5, (8 + 6 + 12 + 4) * sizeof(int32_t));
   // Without a sample request the step brings back the logits.
   EXPECT_EQ((after.d2h_bytes - before.d2h_bytes) / 5, 512 * sizeof(float));
   // A llama layer is 5 kernels (qkv, attention, out+residual, gate/up,

@@ -114,11 +114,13 @@ TEST(CudaSamplingNative, ConstructedRowsAgreeExactly) {
   two[100000] = 3.0f, two[4] = 3.0f;
   cases.push_back({two, sampled(1.0f, 40, 0.5f), {}, 0.75f});
   cases.push_back({two, sampled(1.0f, 40, 0.51f), {}, 0.75f});
-  // Rows the host takes.
+  // Every token in id order (top_k 0, OpenAI's default): u = 0.5 of a flat
+  // row draws the middle id, 128256 / 2.
   cases.push_back({flat, sampled(1.0f, 0), {}, 0.5f});
+  // A row the host takes: more candidates than the device keeps.
   cases.push_back({flat, sampled(1.0f, kSampleMaxTopK + 1), {}, 0.5f});
   const std::vector<int> ids = sample_on_gpu(gpu, cases);
-  const std::vector<int> expected = {7000, 120000, 0, 1, 511, 1000, 1023, 39000, 18000, 4, 100000, -1, -1};
+  const std::vector<int> expected = {7000, 120000, 0, 1, 511, 1000, 1023, 39000, 18000, 4, 100000, 64128, -1};
   ASSERT_EQ(ids.size(), expected.size());
   for (size_t i = 0; i < cases.size(); ++i) {
     EXPECT_EQ(ids[i], expected[i]) << "row " << i;
