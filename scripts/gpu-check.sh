@@ -80,9 +80,12 @@ for preset in llama3-8b qwen2.5-1.5b; do
   run "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 128 --device cuda --programmatic-launch
   echo "-- $preset q4_k_m, batched decode (1, 8, 16 and 32 sequences, 64 tokens each)"
   run "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 64 -B 1,8,16,32 -r 3 --device cuda
-  echo "-- the same at 8 and 16 sequences with GEMV tiles of 8 tokens (RAYO_GEMV_TOKEN_TILE), then with the"
-  echo "   tensor-core GEMMs from 16 tokens (RAYO_GEMM_MIN_TOKENS; the default: tiles of 4, GEMMs from 32)"
-  run env RAYO_GEMV_TOKEN_TILE=8 "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 64 -B 8,16 -r 3 --device cuda
+  echo "-- the same at 8 and 16 sequences with GEMV tiles of 4 tokens, then of 8 (RAYO_GEMV_TOKEN_TILE), then with the"
+  echo "   tensor-core GEMMs from 16 tokens (RAYO_GEMM_MIN_TOKENS; the default: tiles of 4 up to 8 sequences, of 8"
+  echo "   above, GEMMs from 32)"
+  for tile in 4 8; do
+    run env RAYO_GEMV_TOKEN_TILE=$tile "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 64 -B 8,16 -r 3 --device cuda
+  done
   run env RAYO_GEMM_MIN_TOKENS=16 "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 64 -B 16 -r 3 --device cuda
   if [ -n "${LLAMA_BATCHED_BENCH:-}" ]; then
     echo "-- llama.cpp's batched decode on the same file"

@@ -34,6 +34,7 @@ const std::vector<EmulatedModel>& emulated_models() {
       {"synth-qwen2-q8_0", 32, 32},
       {"synth-qwen3-q4_k_m", 32, 32},
       {"synth-llama-q4_k_m", 32, 32, true},  // --batch-invariant: the exact GEMMs
+      {"synth-llama-q4_k_m", 16, 4, true},   // and its GEMVs of more than 8 rows: 8-token tiles
     };
     // Gemma 3 (support/synth_models.h): scaled embeddings, GeGLU, sliding
     // windows in the split and the tensor-core attention, post-norms.

@@ -195,7 +195,7 @@ TEST(CudaKernelCache, GemmTileEnvironmentPicksThePromptGemmsTile) {
   };
   const auto int8 = precompile("int8");
   ASSERT_EQ(int8.exit_code, 0) << int8.output;
-  EXPECT_NE(int8.output.find("gemm.cu WTYPE=12 COLS=512 ROWS=512 TT=4"), std::string::npos) << int8.output;
+  EXPECT_NE(int8.output.find("gemm.cu WTYPE=12 COLS=512 ROWS=512 TT=8"), std::string::npos) << int8.output;
   EXPECT_NE(int8.output.find("GEMM_EXACT=2"), std::string::npos) << int8.output;
   const auto f16 = precompile("f16");
   ASSERT_EQ(f16.exit_code, 0) << f16.output;

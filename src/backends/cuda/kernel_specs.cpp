@@ -119,7 +119,8 @@ static int64_t timing_choice(const char* name, std::initializer_list<int64_t> al
 int gemv_token_tile(int64_t max_rows) {
   static const int64_t forced = timing_choice("RAYO_GEMV_TOKEN_TILE", {4, 8});
   if (max_rows <= 1) return 1;
-  return forced != 0 ? static_cast<int>(forced) : 4;
+  if (forced != 0) return static_cast<int>(forced);
+  return max_rows > 8 ? 8 : 4;
 }
 
 int64_t gemm_min_tokens() {
@@ -133,8 +134,8 @@ int gemv_slices(TensorType w, int64_t rows, int tt) {
   if (tt != 1 || is_float_type(w)) return 1;
   static const int64_t forced = timing_choice("RAYO_GEMV_SLICES", {1, 2});
   if (forced != 0) return static_cast<int>(forced);
-  // 128 blocks: one wave on an H100 or H200 (132 SMs), 1.2 on an A100 (108).
-  return rows <= 128 * kGemvRows ? 2 : 1;
+  // 64 blocks or fewer: at most half a wave on an H100 or H200 (132 SMs).
+  return rows <= 64 * kGemvRows ? 2 : 1;
 }
 
 // The shape of a quantized format's units as the GEMVs read them
@@ -159,7 +160,7 @@ bool exact_gemm_fits(const graph::Graph& g, const Node& n) {
   return true;
 }
 
-bool int8_gemm_is_faster(TensorType t) { return t == TensorType::Q6_K; }
+bool int8_gemm_is_faster(TensorType) { return false; }
 
 // RAYO_GEMM_TILE=f16|int8 sets the prompt GEMMs' tile for every format (int8
 // only where it fits), for timing one against the other on a GPU; unset, the

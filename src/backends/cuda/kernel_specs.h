@@ -57,8 +57,11 @@ struct KernelSpec {
 const std::vector<std::string>& kernel_entries(const std::string& file);
 
 // Token rows per GEMV block: decode graphs use 1, batches share each decoded
-// weight group between this many rows (4; RAYO_GEMV_TOKEN_TILE=4|8 sets it,
-// to time the batched decode's tiles on a GPU).
+// weight group between this many rows: 4 in graphs of up to 8 rows, 8 in
+// larger ones. Measured on an H100 (llama3-8b Q4_K_M, rayo bench -B): 16
+// sequences 1 326 t/s with tiles of 4, 1 428 with tiles of 8; 8 sequences
+// 1 216 with 4, 1 159 with 8. RAYO_GEMV_TOKEN_TILE=4|8 sets it for every
+// batch, to time the tiles on a GPU.
 int gemv_token_tile(int64_t max_rows);
 
 // Graphs of at least this many token rows multiply quantized weights on
@@ -79,10 +82,10 @@ int64_t gemm_min_tokens();
 // order: their bits, for batch-invariant graphs).
 enum class GemmTile { F16, Int8, Exact };
 // Whether the int8 GEMM multiplies weights of type t faster than the f16 one,
-// so that graphs that are not batch-invariant use it. Q6_K: the exact int8
-// tile was 1.8x the f16 one at 512 tokens on an H100 (ffn_down 1 499 vs
-// 2 733 us), 2.3x at 16; Q4_K 8% slower, before either tile's rework of
-// 2026-11-27 (not yet measured on a GPU).
+// so that graphs that are not batch-invariant use it: for no format now. On
+// an H100 (2026-11-28, llama3-8b Q4_K_M pp512) the f16 tile for every format
+// gave 6 080 t/s, Q6_K on the int8 tile (the choice before) 5 770, every
+// format on it 4 896. RAYO_GEMM_TILE=int8 still runs it, to time it.
 bool int8_gemm_is_faster(TensorType t);
 // The GEMMs' tiles (gemm.cuh's GEMM_TOKENS, GEMM_ROWS; GEMM_THREADS threads):
 // a GEMM's grid is (ceil(token rows / gemm_block_tokens), ceil(its rows / its
@@ -164,11 +167,15 @@ struct Emit {
 };
 Emit emit_of(const ActivationPlan& plan, int node);
 
-// K slices of a gemv.cu or qkv_rope_store.cu GEMV (gemv.cuh): 2 for a decode
-// GEMV (a token a block) of quantized weights and at most 4096 rows, whose
-// 128 blocks would otherwise run one block of 8 warps an SM; else 1. The
-// sums are the same bits either way. RAYO_GEMV_SLICES=1|2 sets it where it
-// may be 2, to time both on a GPU.
+// K slices of a gemv.cu or qkv_rope_store.cu GEMV (gemv.cuh): 2 (blocks of
+// 16 warps, warps 2w and 2w + 1 sharing 4 rows) for a decode GEMV (a token a
+// block) of quantized weights and at most 2048 rows, whose 64 blocks or fewer
+// would otherwise run one block of 8 warps on half the SMs or fewer; else 1.
+// At 4096 rows two slices lost: on an H100 (2026-11-28, llama3-8b Q4_K_M)
+// decode ran at 384.1 t/s with one slice, 370.5 with two (two rounds each,
+// interleaved). Narrower models (qwen2.5-1.5b: 1536 rows) are not yet
+// measured both ways. The sums are the same bits either way.
+// RAYO_GEMV_SLICES=1|2 sets it where it may be 2, to time both on a GPU.
 int gemv_slices(TensorType w, int64_t rows, int tt);
 
 // Kernel variants by op. `tt` is the token tile; norm_eps < 0 means no fused norm.
