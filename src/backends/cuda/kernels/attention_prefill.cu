@@ -30,7 +30,9 @@
 // [cache rows][N_HEAD_KV * HEAD_DIM] f16, paged through block_table.
 // Grid: (N_HEAD_KV, ceil(max_rows / FA_TOKENS)); block GQA * 32 threads.
 //
-// Last measured: not yet (written without a GPU).
+// Last measured (H100, 2026-11-28, docs/gpu-log.md): within llama3-8b Q4_K_M's
+// pp512, 5 770 t/s at depth 0 and 4 937 at depth 4096 (llama.cpp 9 402 and
+// 8 557).
 #include "async_copy.cuh"
 #include "flash_tile.cuh"
 #include "mma.cuh"

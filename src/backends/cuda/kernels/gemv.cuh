@@ -26,10 +26,12 @@
 // comes from its ss statistics (computed once, by the input's producer); the
 // float path scales x * norm_w by it as it loads x.
 //
-// Last measured (H200, `rayo bench --kernels`, llama3-8b shapes, one token):
-// Q4_K 4096 x 4096 5.1 us (44% of the device-to-device copy bandwidth),
-// gate+up 14336 x 4096 x 2 24 us (64%), output 128256 x 4096 80 us (88%);
-// Q6_K output 131 us (78%). Tried and measured slower there: software
+// Last measured (H100, 2026-11-28, `rayo bench --kernels`, llama3-8b shapes,
+// one token, whole-sector layout, two K slices at 4096 rows): Q4_K 4096 x
+// 4096 5.85 us (54% of the device-to-device copy bandwidth), gate+up
+// 14336 x 4096 x 2 30.6 us (72%), output 128256 x 4096 105 us (94%); Q6_K
+// output 157 us (92%); L2 asked for 1.01-1.04 sectors per DRAM sector read
+// (Nsight Compute). Tried and measured slower there: software
 // pipelining (each pass's weight loads issued before the previous pass's
 // DP4As) doubled the registers the weights take (Q6_K 243), so half the
 // blocks fit an SM: llama3-8b tg 405 -> 381 t/s. Asking L2 for the first two
