@@ -137,6 +137,9 @@ step "benchmark: the int8 and exact int8 GEMMs beside the f16 ones and the GEMVs
 run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_0,q8_0,q4_k,q5_k,q6_k --tokens 16,32,64,512 \
   --kernel-path all
 
+step "benchmark: a dense f16 GEMM on weights decoded once per step (not yet in any graph) beside the f16 tile: dense16 is the GEMM alone on f16 weights, dense adds the decode of each matrix"
+run "$rayo" bench --kernels -r 3 --preset llama3-8b --types q4_k,q6_k --tokens 128,512,2048 --kernel-path dense
+
 if command -v ncu >/dev/null; then
   step "profile: llama3-8b q4_k_m's matmul and attention kernels (time, % of DRAM and of tensor-core peak)"
   metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active

@@ -359,7 +359,8 @@ void setup(CLI::App& root) {
                   "with --kernels: auto (the kernels a step of that many tokens uses), gemv, gemm (f16 tensor cores, "
                   "quantized types), int8 (int8 tensor cores, quantized types), exact (the int8 tensor-core GEMMs of "
                   "serve --batch-invariant, quantized types), both (each quantized case on gemv and gemm, with the "
-                  "GEMM's speed-up: the crossover) or all (gemv, gemm, int8 and exact)")
+                  "GEMM's speed-up: the crossover), all (gemv, gemm, int8 and exact) or dense (gemm beside a dense f16 GEMM: "
+                  "dense16 on f16 weights, dense with each matrix decoded to f16 first; not yet used by any graph)")
       ->capture_default_str();
   cmd->callback([o] {
     if (!o->model.model.empty() && (std::filesystem::is_directory(o->model.model) ||

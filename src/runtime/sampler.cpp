@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/cpu/encoder_decoder_ops.h"
 #include "common/error.h"
 
 namespace rayo::runtime {
@@ -21,10 +22,11 @@ void SamplingParams::validate(const SamplingNames& n) const {
 GeneratedToken token_logprobs(int32_t id, std::span<const float> logits, int top) {
   GeneratedToken g;
   g.id = id;
-  const float max_logit = *std::max_element(logits.begin(), logits.end());
-  double sum = 0;
-  for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
-  const float lse = max_logit + static_cast<float>(std::log(sum));
+  // Vectorised: a server returns this for every token of a request that asks
+  // for logprobs, over vocabularies of 150K (1.5 ms a token in scalar doubles).
+  const auto n = static_cast<int64_t>(logits.size());
+  const float max_logit = cpu::row_max(logits.data(), n);
+  const float lse = max_logit + static_cast<float>(std::log(cpu::sum_exp(logits.data(), n, max_logit)));
   g.logprob = logits[id] - lse;
   if (top > 0) {
     std::vector<int32_t> ids(logits.size());

@@ -29,9 +29,13 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
     paths = {Path::Gemv, Path::Gemm};
   else if (o.path == "all")
     paths = {Path::Gemv, Path::Gemm, Path::Int8, Path::Exact};
+  else if (o.path == "dense")
+    paths = {Path::Gemm, Path::DenseGemm, Path::Dense};
   else
-    fail("--kernel-path must be auto, gemv, gemm, int8, exact, both or all, got '", o.path, "'");
-  const bool gemm_only = o.path == "gemm" || o.path == "int8" || o.path == "exact";
+    fail("--kernel-path must be auto, gemv, gemm, int8, exact, both, all or dense, got '", o.path, "'");
+  const bool gemm_only = o.path == "gemm" || o.path == "int8" || o.path == "exact" || o.path == "dense";
+  // The speed-up column: over the GEMV (both, all), or over the f16 tile (dense).
+  const bool dense = o.path == "dense";
   std::vector<TensorType> types;
   if (o.types.empty()) {
     types = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
@@ -62,7 +66,7 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
   if (!o.json) {
     std::printf("| %-12s | %-12s | %6s | %15s | %6s | %6s | %10s | %12s | %9s | %8s | %9s | %7s |\n", "model", "matmul",
                 "type", "rows x cols", "tokens", "kernel", "us/launch", "weights GB/s", "% of copy", "TFLOP/s",
-                "% of peak", "vs gemv");
+                "% of peak", dense ? "vs gemm" : "vs gemv");
     std::printf("| %s | %s | ------ | --------------: | -----: | ------ | ---------: | -----------: | --------: | "
                 "-------: | --------: | ------: |\n", std::string(12, '-').c_str(), std::string(12, '-').c_str());
   }
@@ -74,7 +78,7 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
         for (auto c : decoder_bench_cases(m.n_embd, m.n_ff, int64_t{m.n_head} * head_dim,
                                                 int64_t{m.n_head_kv} * head_dim, m.n_vocab, t, tokens)) {
           if (c.cols % info(t).block_size != 0) continue;  // a shape the format cannot hold
-          double gemv_seconds = 0;  // with --kernel-path both or all: the GEMV's time, for the GEMMs' rows
+          double base_seconds = 0;  // the first path's time (the GEMV's, or dense's f16 tile), for the others' rows
           for (Path path : paths) {
             if (path != Path::Gemv && path != Path::Auto && !cuda::has_gpu_layout(t)) continue;  // float: GEMVs only
             c.path = path;
@@ -82,11 +86,16 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
             const bool gemm = tools::kernel_bench_on_tensor_cores(c);
             const bool int8 =
                 path == Path::Int8 || (path == Path::Auto && cuda::prompt_gemm_tile(t) == cuda::GemmTile::Int8);
-            const char* kernel = !gemm ? "gemv" : path == Path::Exact ? "exact" : int8 ? "int8" : "gemm";
+            const char* kernel = !gemm                   ? "gemv"
+                                 : path == Path::Exact     ? "exact"
+                                 : path == Path::Dense     ? "dense"    // decode to f16 + dense GEMM
+                                 : path == Path::DenseGemm ? "dense16"  // the dense GEMM on f16 weights
+                                 : int8                    ? "int8"
+                                                           : "gemm";
             const double gbs = static_cast<double>(r.weight_bytes) / r.seconds / 1e9;
             const double tflops = r.flops / r.seconds / 1e12;
-            const double speedup = gemm && gemv_seconds > 0 ? gemv_seconds / r.seconds : 0.0;
-            if (!gemm) gemv_seconds = r.seconds;
+            const double speedup = base_seconds > 0 ? base_seconds / r.seconds : 0.0;
+            if (base_seconds == 0 && (!gemm || dense)) base_seconds = r.seconds;
             if (o.json) {
               nlohmann::json row = {{"model", o.presets[p]}, {"matmul", c.name}, {"type", type_name(t)},
                                     {"rows", c.rows}, {"cols", c.cols}, {"tokens", tokens},
@@ -96,7 +105,7 @@ void run_kernel_benchmark(const KernelBenchOptions& o) {
                                     {"tflop_per_s", tflops}, {"dense_f16_peak", peak},
                                     {"fraction_of_peak", peak > 0 ? tflops * 1e12 / peak : 0.0},
                                     {"weight_copies", r.copies}};
-              if (speedup > 0) row["speedup_over_gemv"] = speedup;
+              if (speedup > 0) row[dense ? "speedup_over_gemm" : "speedup_over_gemv"] = speedup;
               out.push_back(row);
             } else {
               char shape[32], vs[16] = "";

@@ -29,6 +29,8 @@ bool kernel_bench_on_tensor_cores(const KernelBenchCase& c) {
     case KernelBenchPath::Gemm:
     case KernelBenchPath::Int8:
     case KernelBenchPath::Exact:
+    case KernelBenchPath::Dense:
+    case KernelBenchPath::DenseGemm:
       if (!is_quantized(c.type)) fail("no tensor-core GEMM multiplies ", type_name(c.type), " weights");
       return true;
     case KernelBenchPath::Auto: break;
@@ -37,6 +39,10 @@ bool kernel_bench_on_tensor_cores(const KernelBenchCase& c) {
 }
 
 KernelSpec kernel_bench_spec(const KernelBenchCase& c) {
+  if (c.path == KernelBenchPath::Dense || c.path == KernelBenchPath::DenseGemm) {
+    kernel_bench_on_tensor_cores(c);  // quantized weights only
+    return dense_gemm_spec(c.rows, c.cols);
+  }
   const bool q = is_quantized(c.type);
   const int tt = gemv_token_tile(c.tokens);
   const int slices = gemv_slices(c.type, c.rows, tt);  // as a graph's
@@ -91,9 +97,14 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
   const auto& a = ctx_.api();
   const bool gate_up = c.kind == KernelBenchKind::GateUp;
   const int matrices = gate_up ? 2 : 1;
-  const size_t matrix = device_bytes(c);
+  const bool dense = c.path == KernelBenchPath::Dense, dense_only = c.path == KernelBenchPath::DenseGemm;
+  // Dense decodes the file's layout (dequant_f16 reads it); DenseGemm reads f16 rows.
+  const size_t matrix = dense_only ? static_cast<size_t>(c.rows * c.cols * 2)
+                        : dense    ? row_bytes(c.type, c.cols) * c.rows
+                                   : device_bytes(c);
   KernelBenchResult r;
-  r.weight_bytes = static_cast<uint64_t>(matrices) * row_bytes(c.type, c.cols) * c.rows;
+  r.weight_bytes = dense_only ? static_cast<uint64_t>(matrices) * matrix
+                              : static_cast<uint64_t>(matrices) * row_bytes(c.type, c.cols) * c.rows;
   r.flops = 2.0 * matrices * static_cast<double>(c.rows) * static_cast<double>(c.cols) * static_cast<double>(c.tokens);
   RAYO_CHECK(c.tokens >= 1 && c.tokens <= (int64_t{1} << 16), "kernel benchmark of ", c.tokens, " tokens");
 
@@ -119,45 +130,67 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
   DeviceBuffer x = zeroed(in * 4), xq = zeroed(in), xds = zeroed(in / 32 * 8), xss = zeroed((in + 31) / 32 * 4);
   DeviceBuffer norm_w = zeroed(std::max(c.cols, c.rows) * 4), y = zeroed(out * 4), res = zeroed(out * 4);
   DeviceBuffer yq = zeroed(out), yds = zeroed(out / 32 * 8), yss = zeroed((out + 31) / 32 * 4);
+  // Dense: the decoded f16 matrix (one, reused by every launch) and the f16 tokens.
+  DeviceBuffer decoded = zeroed(dense ? static_cast<size_t>(c.rows * c.cols * 2) : 0), x16 = zeroed(in * 2);
   DeviceBuffer n_rows = ctx_.alloc(sizeof(int32_t));
   const int32_t tokens = static_cast<int32_t>(c.tokens);
   ctx_.upload(n_rows.ptr(), &tokens, sizeof tokens);
 
-  const KernelSpec spec = kernel_bench_spec(c);
-  const CUfunction fn = kernel_function(cache_.get(spec), spec, spec.entry.c_str());
-  const LaunchShape shape = spec.launch(c.tokens);
-  using kargs::Dev;
-  std::vector<std::vector<uint64_t>> args;
-  auto add_args = [&](const auto& a) {
-    args.emplace_back(sizeof a / 8);
-    std::memcpy(args.back().data(), &a, sizeof a);
+  struct Kernel {
+    CUfunction fn = nullptr;
+    LaunchShape shape;
   };
+  auto kernel = [&](const KernelSpec& spec) {
+    return Kernel{kernel_function(cache_.get(spec), spec, spec.entry.c_str()), spec.launch(c.tokens)};
+  };
+  const Kernel timed = kernel(kernel_bench_spec(c));
+  const Kernel decode = dense ? kernel(dequant_spec(c.type, c.cols, {}, "dequant_f16")) : Kernel{};
+  struct Launch {
+    Kernel k;
+    std::vector<uint64_t> args;
+  };
+  std::vector<Launch> launches;
+  auto add = [&](const Kernel& k, const auto& args) {
+    launches.push_back({k, std::vector<uint64_t>(sizeof args / 8)});
+    std::memcpy(launches.back().args.data(), &args, sizeof args);
+  };
+  using kargs::Dev;
   for (int i = 0; i < r.copies; ++i) {
     const CUdeviceptr w = weights.ptr() + per_launch * i;
     const kargs::TwinIn xt{.q = Dev{xq.ptr()}, .ds = Dev{xds.ptr()}, .ss = Dev{xss.ptr()}};
     const kargs::TwinOut yt{.q = Dev{yq.ptr()}, .ds = Dev{yds.ptr()}, .ss = Dev{yss.ptr()}};
-    if (gate_up)
-      add_args(kargs::GateUpArgs{.gate = Dev{w},
-                                 .up = Dev{w + matrix},
-                                 .x = Dev{x.ptr()},
-                                 .xt = xt,
-                                 .norm_w = Dev{norm_w.ptr()},
-                                 .y = Dev{y.ptr()},
-                                 .yt = yt,
-                                 .n_rows = Dev{n_rows.ptr()}});
-    else
-      add_args(kargs::MatmulArgs{.w = Dev{w},
-                                 .x = Dev{x.ptr()},
-                                 .xt = xt,
-                                 .norm_w = Dev{norm_w.ptr()},
-                                 .y = Dev{y.ptr()},
-                                 .epi = Dev{res.ptr()},
-                                 .yt = yt,
-                                 .y_norm_w = Dev{norm_w.ptr()},
-                                 .n_rows = Dev{n_rows.ptr()}});
+    if (dense || dense_only) {
+      for (int m = 0; m < matrices; ++m) {
+        CUdeviceptr w16 = w + matrix * m;
+        if (dense) {
+          add(decode, kargs::DequantArgs{.w = Dev{w16}, .out = Dev{decoded.ptr()}, .rows = c.rows});
+          w16 = decoded.ptr();
+        }
+        add(timed, kargs::DenseGemmArgs{.w = Dev{w16}, .x = Dev{x16.ptr()}, .y = Dev{y.ptr()}, .n_rows = Dev{n_rows.ptr()}});
+      }
+    } else if (gate_up) {
+      add(timed, kargs::GateUpArgs{.gate = Dev{w},
+                                  .up = Dev{w + matrix},
+                                  .x = Dev{x.ptr()},
+                                  .xt = xt,
+                                  .norm_w = Dev{norm_w.ptr()},
+                                  .y = Dev{y.ptr()},
+                                  .yt = yt,
+                                  .n_rows = Dev{n_rows.ptr()}});
+    } else {
+      add(timed, kargs::MatmulArgs{.w = Dev{w},
+                                  .x = Dev{x.ptr()},
+                                  .xt = xt,
+                                  .norm_w = Dev{norm_w.ptr()},
+                                  .y = Dev{y.ptr()},
+                                  .epi = Dev{res.ptr()},
+                                  .yt = yt,
+                                  .y_norm_w = Dev{norm_w.ptr()},
+                                  .n_rows = Dev{n_rows.ptr()}});
+    }
   }
 
-  // One graph: a launch per copy.
+  // One graph: a copy's launches after another's.
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
   CUevent start = nullptr, stop = nullptr;
@@ -174,9 +207,10 @@ KernelBenchResult KernelBench::run(const KernelBenchCase& c, int rounds, int max
     }
   } release{a, graph, exec, start, stop};
   check(a.cuStreamBeginCapture(ctx_.stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin graph capture");
-  for (auto& arg : args) {
-    void* param = arg.data();
-    ctx_.launch(fn, shape.grid[0], shape.grid[1], shape.grid[2], shape.block, &param, shape.shared);
+  for (auto& l : launches) {
+    void* param = l.args.data();
+    const LaunchShape& sh = l.k.shape;
+    ctx_.launch(l.k.fn, sh.grid[0], sh.grid[1], sh.grid[2], sh.block, &param, sh.shared);
   }
   check(a.cuStreamEndCapture(ctx_.stream(), &graph), "end graph capture");
   check(a.cuGraphInstantiate(&exec, graph, 0), "instantiate the benchmark graph");

@@ -36,6 +36,12 @@ enum class KernelBenchPath {
   Gemm,   // the f16 tensor-core GEMMs (quantized weights only)
   Int8,   // the int8 tensor-core GEMMs (quantized weights only)
   Exact,  // the exact int8 tensor-core GEMMs of batch-invariant graphs (quantized weights only)
+  // gemm_dense.cu, not yet in any graph: the quantized matrix decoded to f16
+  // rows (dequant.cu dequant_f16), then multiplied by f16 tokens (each matrix
+  // of GateUp alone, no SwiGLU); DenseGemm times the multiply alone, on f16
+  // weights (its weight bytes are theirs). Quantized weights only.
+  Dense,
+  DenseGemm,
 };
 
 struct KernelBenchCase {
@@ -47,11 +53,12 @@ struct KernelBenchCase {
   KernelBenchPath path = KernelBenchPath::Auto;
 };
 
-// Whether a case runs on tensor-core GEMMs, f16 or exact (a forced GEMM of
-// float weights is an error: there is none).
+// Whether a case runs on tensor-core GEMMs, f16, int8, exact or dense (a
+// forced GEMM of float weights is an error: there is none).
 bool kernel_bench_on_tensor_cores(const KernelBenchCase& c);
 // The kernel variant a case runs: the decode GEMVs (their token tiles for a few
-// tokens), the tensor-core GEMMs for many (the exact ones for Exact).
+// tokens), the tensor-core GEMMs for many (the exact ones for Exact; for Dense
+// and DenseGemm the dense GEMM, which Dense follows each decode with).
 cuda::KernelSpec kernel_bench_spec(const KernelBenchCase& c);
 
 // The matmuls of a step of `tokens` tokens of a model with these shapes, in one format.

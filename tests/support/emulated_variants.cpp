@@ -138,6 +138,14 @@ std::vector<tools::KernelBenchCase> emulated_kernel_bench_cases() {
     c.path = tools::KernelBenchPath::Exact;
     cases.push_back(c);
   }
+  // --kernel-path dense: the dense GEMM at 40 tokens, after Q4_K's decode to
+  // f16 and alone (its gate/up and one plain matrix).
+  for (auto path : {tools::KernelBenchPath::Dense, tools::KernelBenchPath::DenseGemm})
+    for (auto c : tools::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 40))
+      if (c.name == "attn_q" || c.kind == tools::KernelBenchKind::GateUp) {
+        c.path = path;
+        cases.push_back(c);
+      }
   return cases;
 }
 
@@ -163,6 +171,10 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
   for (const auto& c : emulated_kernel_bench_cases()) {
     const auto s = tools::kernel_bench_spec(c);
     if (seen.insert(s.key()).second) out.push_back(s);
+    if (c.path == tools::KernelBenchPath::Dense) {  // its decode of each matrix to f16
+      const auto d = cuda::dequant_spec(c.type, c.cols, {}, "dequant_f16");
+      if (seen.insert(d.key()).second) out.push_back(d);
+    }
   }
   add_whisper_specs(out, seen);
   return out;

@@ -124,7 +124,7 @@ TEST(CliBench, BatchDecodeCountsEverySequencesTokens) {
 TEST(CliBench, KernelPathsAreCheckedWithOneLine) {
   const auto path = test::run_command(rayo() + " bench --kernels --kernel-path fast");
   EXPECT_NE(path.exit_code, 0);
-  EXPECT_NE(path.output.find("--kernel-path must be auto, gemv, gemm, int8, exact, both or all, got 'fast'"), std::string::npos)
+  EXPECT_NE(path.output.find("--kernel-path must be auto, gemv, gemm, int8, exact, both, all or dense, got 'fast'"), std::string::npos)
       << path.output;
   const auto f16 = test::run_command(rayo() + " bench --kernels --kernel-path gemm --types q4_k,f16");
   EXPECT_NE(f16.exit_code, 0);
@@ -134,6 +134,10 @@ TEST(CliBench, KernelPathsAreCheckedWithOneLine) {
   EXPECT_NE(exact.exit_code, 0);
   EXPECT_NE(exact.output.find("--kernel-path exact: no tensor-core GEMM multiplies bf16 weights"), std::string::npos)
       << exact.output;
+  const auto dense = test::run_command(rayo() + " bench --kernels --kernel-path dense --types f32");
+  EXPECT_NE(dense.exit_code, 0);
+  EXPECT_NE(dense.output.find("--kernel-path dense: no tensor-core GEMM multiplies f32 weights"), std::string::npos)
+      << dense.output;
 }
 
 TEST(CliRun, StopStringEndsGeneration) {

@@ -579,8 +579,9 @@ TEST_F(EmulatedGpu, ASampledDecodeStepDownloadsOnlyTheToken) {
 
 // rayo bench --kernels on the emulated GPU: every kind of matmul of a step of 1
 // and of 40 tokens (GEMVs, tensor-core GEMMs, each forced onto the other for
-// --kernel-path both, and the exact GEMMs), timed in a graph over copies of
-// the weights, reading each copy's bytes.
+// --kernel-path both, the exact GEMMs, and --kernel-path dense's decode to f16
+// and dense GEMM), timed in a graph over copies of the weights, reading each
+// copy's bytes.
 TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
   tools::KernelBench bench;
   for (const auto& c : test::emulated_kernel_bench_cases()) {
@@ -588,19 +589,27 @@ TEST_F(EmulatedGpu, KernelBenchTimesEveryMatmulOfADecodeStep) {
     const bool automatic_gemm =
         c.path == tools::KernelBenchPath::Auto && c.tokens >= kGemmMinTokens && c.type != TensorType::F16;
     const bool exact = c.path == tools::KernelBenchPath::Exact || (automatic_gemm && c.type == TensorType::Q6_K);
-    const bool gemm = c.path == tools::KernelBenchPath::Gemm || exact || automatic_gemm;
+    const bool decode = c.path == tools::KernelBenchPath::Dense;
+    const bool dense = decode || c.path == tools::KernelBenchPath::DenseGemm;
+    const bool gemm = c.path == tools::KernelBenchPath::Gemm || exact || automatic_gemm || dense;
     EXPECT_EQ(tools::kernel_bench_on_tensor_cores(c), gemm);
     const KernelSpec spec = tools::kernel_bench_spec(c);
+    if (dense) EXPECT_EQ(spec.file, "gemm_dense.cu");
     EXPECT_EQ(spec.file.substr(0, 4), gemm ? "gemm" : "gemv");
     EXPECT_EQ(spec.key().find("GEMM_EXACT=1") != std::string::npos, exact) << spec.key();
     const uint64_t launches = fake_->launches;
     const auto r = bench.run(c, 1, 3);
     const int matrices = c.kind == tools::KernelBenchKind::GateUp ? 2 : 1;
-    EXPECT_EQ(r.weight_bytes, matrices * row_bytes(c.type, c.cols) * c.rows);
+    // The dense GEMM alone reads f16 rows; every other case the format's bytes.
+    const uint64_t matrix =
+        c.path == tools::KernelBenchPath::DenseGemm ? 2 * c.rows * c.cols : row_bytes(c.type, c.cols) * c.rows;
+    EXPECT_EQ(r.weight_bytes, matrices * matrix);
     EXPECT_DOUBLE_EQ(r.flops, 2.0 * matrices * c.rows * c.cols * c.tokens);
     // Small matrices: as many copies as allowed (the emulator has 64 MiB free).
     EXPECT_EQ(r.copies, 3);
-    EXPECT_EQ(fake_->launches - launches, static_cast<uint64_t>(r.copies)) << "one capture of a launch per copy";
+    // A launch per copy; the dense paths launch per matrix, after its decode for Dense.
+    const uint64_t per_copy = dense ? matrices * (decode ? 2 : 1) : 1;
+    EXPECT_EQ(fake_->launches - launches, per_copy * r.copies) << "one capture of the case's launches per copy";
     EXPECT_GT(r.seconds, 0.0);
   }
 }

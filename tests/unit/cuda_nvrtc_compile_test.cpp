@@ -64,6 +64,10 @@ TEST(CudaNvrtcCompile, Llama3_8bAndQwen25ShapesCompileForSm80AndSm90) {
   for (const char* arch : {"sm_80", "sm_90"}) {
     compile_all("llama3", decoder_kernel_specs(llama3_8b()), arch, done);
     compile_all("qwen2.5", decoder_kernel_specs(qwen25_1_5b()), arch, done);
+    // The dense f16 GEMM `rayo bench --kernels --kernel-path dense` times, at
+    // llama3-8b's attention, gate/up and down shapes.
+    compile_all("dense", {dense_gemm_spec(4096, 4096), dense_gemm_spec(14336, 4096), dense_gemm_spec(4096, 14336)},
+                arch, done);
   }
 }
 

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
 #include <vector>
 
+#include "backends/cpu/cpu_features.h"
 #include "common/error.h"
 #include "runtime/sampler.h"
 
@@ -269,6 +271,41 @@ TEST(Sampler, RejectsOutOfRangeParameters) {
   p = {};
   p.repeat_last_n = -5;
   EXPECT_THROW(Sampler(p, 4), Error);
+}
+
+// A token's log-probability and the top ones, on every instruction set, over a
+// vocabulary of Qwen 2.5's size with masked (-inf) entries and a length whose
+// last values take the scalar path: within 1e-5 of the log-softmax in double.
+TEST(Sampler, TokenLogprobsAreTheLogSoftmaxOnEveryInstructionSet) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  std::vector<float> logits(151937);
+  for (float& l : logits) l = nd(rng);
+  logits[17] = -std::numeric_limits<float>::infinity();
+  logits[40000] = 30.0f;
+  logits[151936] = 29.5f;
+  double max = -INFINITY, sum = 0;
+  for (float l : logits) max = std::max(max, static_cast<double>(l));
+  for (float l : logits) sum += std::exp(static_cast<double>(l) - max);
+  const double lse = max + std::log(sum);
+  const cpu::Isa saved = cpu::active_isa();
+  for (cpu::Isa isa : {cpu::Isa::Scalar, cpu::Isa::Avx2, cpu::Isa::Avx512}) {
+    if (!cpu::isa_supported(isa)) continue;
+    cpu::set_active_isa(isa);
+    SCOPED_TRACE(cpu::isa_name(isa));
+    for (int32_t id : {0, 40000, 151936}) {
+      const GeneratedToken g = token_logprobs(id, logits, 3);
+      EXPECT_EQ(g.id, id);
+      EXPECT_NEAR(g.logprob, logits[id] - lse, 1e-5);
+      ASSERT_EQ(g.top.size(), 3u);
+      EXPECT_EQ(g.top[0].id, 40000);
+      EXPECT_EQ(g.top[1].id, 151936);
+      EXPECT_NEAR(g.top[0].logprob, 30.0 - lse, 1e-5);
+      EXPECT_NEAR(g.top[1].logprob, 29.5 - lse, 1e-5);
+    }
+    EXPECT_EQ(token_logprobs(17, logits, 0).logprob, -std::numeric_limits<float>::infinity());
+  }
+  cpu::set_active_isa(saved);
 }
 
 }  // namespace

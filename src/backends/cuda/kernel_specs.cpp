@@ -53,6 +53,7 @@ const std::vector<std::string>& kernel_entries(const std::string& file) {
       {"dequant.cu", {"embed", "dequant_f16"}},
       {"elementwise.cu", {"add", "add_bias", "swiglu", "gelu", "add_position", "select_rows"}},
       {"gemm.cu", {"gemm"}},
+      {"gemm_dense.cu", {"gemm_dense"}},
       {"gemm_qkv_rope_store.cu", {"gemm_qkv_rope_store"}},
       {"gemm_swiglu.cu", {"gemm_swiglu"}},
       {"gemv.cu", {"gemv"}},
@@ -491,6 +492,14 @@ KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit, const char* entry
     set_launch(s, {1024}, -1, 1, 128);
   else
     set_launch(s, {}, 0, 1, 128);
+  return s;
+}
+
+KernelSpec dense_gemm_spec(int64_t rows, int64_t cols) {
+  RAYO_CHECK(cols % kDenseGemmK == 0, "a dense GEMM's K must be a multiple of ", kDenseGemmK, ", got ", cols);
+  KernelSpec s{"gemm_dense.cu", "gemm_dense", {{"ROWS", num(rows)}, {"COLS", num(cols)}}};
+  s.dynamic_shared = kDenseGemmSharedBytes;
+  set_launch(s, {1, blocks_for(rows, kDenseGemmRows)}, 0, kDenseGemmTokens, kDenseGemmThreads);
   return s;
 }
 

@@ -128,6 +128,16 @@ bool exact_gemm_fits(const graph::Graph& g, const graph::Node& n);
 // contraction); all ask for kGemmSharedBytes of dynamic shared memory.
 KernelSpec tensor_core_variant(const KernelSpec& gemv_family, GemmTile tile = GemmTile::F16);
 
+// gemm_dense.cu: y = W x for f16 W (rows x cols, cols a multiple of
+// kDenseGemmK) and f16 tokens, in blocks of kDenseGemmRows rows x
+// kDenseGemmTokens tokens of kDenseGemmThreads threads and
+// kDenseGemmSharedBytes of dynamic shared memory (the kernel's macros). Only
+// `rayo bench --kernels --kernel-path dense` launches it so far: the product a
+// prompt step could run on weights decoded to f16 once per step.
+constexpr int64_t kDenseGemmRows = 128, kDenseGemmTokens = 128, kDenseGemmThreads = 256, kDenseGemmK = 32;
+constexpr unsigned kDenseGemmSharedBytes = 65536;
+KernelSpec dense_gemm_spec(int64_t rows, int64_t cols);
+
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
 // tokens) use small chunks, so that a long context spreads over many blocks
 // (at most 1024 splits); prompt graphs large ones, so that their partial

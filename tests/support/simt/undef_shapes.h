@@ -64,6 +64,12 @@
 #undef WINDOW
 #undef RING_BLOCKS
 #undef GEMM_EXACT
+#undef DENSE_THREADS
+#undef DENSE_ROWS
+#undef DENSE_TOKENS
+#undef DENSE_K
+#undef DENSE_STAGES
+#undef DENSE_WORDS
 #undef TILE_PAIRS
 #undef N_VOCAB
 #undef K_MAX

@@ -204,6 +204,15 @@ struct DequantArgs {
   long long rows;
 };
 
+// gemm_dense.cu: y[t] = W . x[t], W f16 [ROWS][COLS], x f16 [rows][COLS],
+// y f32 [rows][ROWS], for the token rows below *n_rows.
+struct DenseGemmArgs {
+  const u16* w;
+  const u16* x;
+  float* y;
+  const int* n_rows;
+};
+
 // quantize.cu quantize_rows: the twin of x (of x * norm_w with EMIT_NORM).
 struct QuantizeArgs {
   const float* x;
