@@ -138,14 +138,13 @@ std::vector<tools::KernelBenchCase> emulated_kernel_bench_cases() {
     c.path = tools::KernelBenchPath::Exact;
     cases.push_back(c);
   }
-  // --kernel-path dense: the dense GEMM at 40 tokens, after Q4_K's decode to
-  // f16 and alone (its gate/up and one plain matrix).
-  for (auto path : {tools::KernelBenchPath::Dense, tools::KernelBenchPath::DenseGemm})
-    for (auto c : tools::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 40))
-      if (c.name == "attn_q" || c.kind == tools::KernelBenchKind::GateUp) {
-        c.path = path;
-        cases.push_back(c);
-      }
+  // --kernel-path dense at 40 tokens: gate/up (two matrices) after Q4_K's
+  // decode to f16, and attn_q's dense GEMM alone.
+  for (auto c : tools::decoder_bench_cases(256, 512, 256, 64, 96, TensorType::Q4_K, 40)) {
+    if (c.kind == tools::KernelBenchKind::GateUp) c.path = tools::KernelBenchPath::Dense;
+    if (c.name == "attn_q") c.path = tools::KernelBenchPath::DenseGemm;
+    if (c.path != tools::KernelBenchPath::Auto) cases.push_back(c);
+  }
   return cases;
 }
 
