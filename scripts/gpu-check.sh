@@ -76,6 +76,11 @@ for preset in llama3-8b qwen2.5-1.5b; do
   for tile in f16 int8; do
     run env RAYO_GEMM_TILE=$tile "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 512 -n 0 -r 3 --device cuda
   done
+  echo "-- $preset q4_k_m, prompts on the dense GEMM (RAYO_PROMPT_GEMM=dense: weights decoded to f16 once a step),"
+  echo "   then on the f16 tile again, then dense again"
+  for gemm in dense tile dense; do
+    run env RAYO_PROMPT_GEMM=$gemm "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 512 -n 0 -r 3 --device cuda
+  done
   echo "-- $preset q4_k_m, decode with programmatic dependent launch (experimental; beside the cached start's tg128)"
   run "$rayo" bench -m "$files/$preset-q4_k_m.gguf" -p 0 -n 128 --device cuda --programmatic-launch
   echo "-- $preset q4_k_m, batched decode (1, 8, 16 and 32 sequences, 64 tokens each)"

@@ -10,6 +10,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/dense_gemm_choice.h"
 #include "common/error.h"
 #include "gguf/file.h"
 #include "graph/executor.h"
@@ -19,6 +20,7 @@
 #include "support/paths.h"
 #include "support/reference.h"
 #include "support/require_gpu.h"
+#include "support/scoped_env.h"
 #include "support/teacher_forced.h"
 
 namespace rayo::cuda {
@@ -68,7 +70,8 @@ std::pair<double, bool> compare(std::span<const float> a, std::span<const float>
 }
 
 // Every shared model teacher-forced on the GPU, decode steps and a prompt graph
-// (tensor cores), against llama.cpp's reference and the CPU backend
+// (tensor cores), and a prompt graph of 128 rows on the dense GEMMs
+// (RAYO_PROMPT_GEMM=dense), against llama.cpp's reference and the CPU backend
 // (support/teacher_forced.h).
 TEST(CudaModelParity, EverySharedModelTeacherForcedMatchesLlamaCppAndTheCpuBackend) {
   RAYO_REQUIRE_GPU();
@@ -79,7 +82,8 @@ TEST(CudaModelParity, EverySharedModelTeacherForcedMatchesLlamaCppAndTheCpuBacke
     Loaded m = load(name);
     const int64_t n_ctx = 256;
     const OneSequence one(n_ctx);
-    for (int64_t max_tokens : {int64_t{1}, int64_t{64}}) {
+    for (int64_t max_tokens : {int64_t{1}, int64_t{64}, kDenseGemmMinRows}) {
+      const test::ScopedEnv gemm("RAYO_PROMPT_GEMM", max_tokens == kDenseGemmMinRows ? "dense" : "tile");
       cpu::CpuBackend cpu(2);
       cpu.init_kv_cache(kv_config(m.spec, n_ctx));
       auto gpu = make_cuda_backend(CudaOptions{.progress = false});
@@ -88,19 +92,17 @@ TEST(CudaModelParity, EverySharedModelTeacherForcedMatchesLlamaCppAndTheCpuBacke
       graph::Executor eg(*gpu, m.arch->build(m.file, m.spec, graph::GraphConfig{max_tokens, max_tokens}));
       EXPECT_GT(eg.fused_nodes(), 0);
       const double worst = test::check_teacher_forced(name, eg, max_tokens, ec, one.table, 64);
-      std::printf("%-24s max_tokens %3lld: largest logit difference from the CPU backend %.3f\n", name.c_str(),
-                  static_cast<long long>(max_tokens), worst);
+      std::printf("%-24s max_tokens %3lld%s: largest logit difference from the CPU backend %.3f\n", name.c_str(),
+                  static_cast<long long>(max_tokens), max_tokens == kDenseGemmMinRows ? " (dense)" : "", worst);
     }
     ++models;
   }
   EXPECT_GE(models, 20);
 }
 
-// A prompt of 512 tokens in one step (its matmuls on tensor cores) against the
-// CPU backend token by token: every row's logits within the tolerance.
-TEST(CudaModelParity, PrefillBatchMatchesTokenByToken) {
-  RAYO_REQUIRE_GPU();
-  RAYO_REQUIRE_SHARED();
+// synth-llama-q4_k_m's 512-token prompt in one step, each row's logits against
+// the CPU backend's token by token.
+void prefill_batch_matches_token_by_token() {
   Loaded m = load("synth-llama-q4_k_m");
   const int n = 512;
   auto gpu = make_cuda_backend(CudaOptions{.progress = false});
@@ -119,6 +121,19 @@ TEST(CudaModelParity, PrefillBatchMatchesTokenByToken) {
     auto l = one.step(seq.step({&tokens[i], 1}, {&positions[i], 1}, {&row, 1}));
     auto [d, same] = compare(l, std::span<const float>(batched).subspan(i * 512, 512));
     EXPECT_LE(d, test::logit_tolerance("synth-llama-q4_k_m")) << "token " << i;
+  }
+}
+
+// A prompt of 512 tokens in one step (its matmuls on tensor cores: the f16
+// tile, then the dense GEMM) against the CPU backend token by token: every
+// row's logits within the tolerance.
+TEST(CudaModelParity, PrefillBatchMatchesTokenByToken) {
+  RAYO_REQUIRE_GPU();
+  RAYO_REQUIRE_SHARED();
+  for (const char* gemm : {"tile", "dense"}) {
+    SCOPED_TRACE(gemm);
+    const test::ScopedEnv prompt_gemm("RAYO_PROMPT_GEMM", gemm);
+    prefill_batch_matches_token_by_token();
   }
 }
 

@@ -4,12 +4,14 @@
 #include <filesystem>
 #include <set>
 
+#include "backends/cuda/dense_gemm_choice.h"
 #include "gguf/file.h"
 #include "graph/fusion_passes.h"
 #include "graph/passes.h"
 #include "models/architecture.h"
 #include "models/model_spec.h"
 #include "support/paths.h"
+#include "support/scoped_env.h"
 #include "support/synth_models.h"
 #include "whisper/ct2_writer.h"
 #include "whisper/weight_store.h"
@@ -35,6 +37,9 @@ const std::vector<EmulatedModel>& emulated_models() {
       {"synth-qwen3-q4_k_m", 32, 32},
       {"synth-llama-q4_k_m", 32, 32, true},  // --batch-invariant: the exact GEMMs
       {"synth-llama-q4_k_m", 16, 4, true},   // and its GEMVs of more than 8 rows: 8-token tiles
+      // RAYO_PROMPT_GEMM=dense: prompt graphs' matmuls decoded to f16 and multiplied densely
+      {"synth-llama-q4_k_m", cuda::kDenseGemmMinRows, cuda::kDenseGemmMinRows, false, true},
+      {"synth-qwen2-q8_0", cuda::kDenseGemmMinRows, cuda::kDenseGemmMinRows, false, true},
     };
     // Gemma 3 (support/synth_models.h): scaled embeddings, GeGLU, sliding
     // windows in the split and the tensor-core attention, post-norms.
@@ -156,6 +161,7 @@ std::vector<cuda::KernelSpec> emulated_variant_specs() {
     const auto spec = models::ModelSpec::from_gguf(file);
     auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{m.max_tokens, m.max_outputs, m.batch_invariant});
     graph::run_passes(g, graph::decoder_fusion_passes());
+    const ScopedEnv prompt_gemm("RAYO_PROMPT_GEMM", m.dense ? "dense" : nullptr);
     for (const auto& s : cuda::graph_kernel_specs(g, cuda::kv_shape(emulated_kv_config(spec, m.max_tokens))))
       if (seen.insert(s.key()).second) out.push_back(s);
   }

@@ -23,6 +23,7 @@ struct EmulatedModel {
   int64_t max_tokens;   // graph bucket
   int64_t max_outputs;
   bool batch_invariant = false;
+  bool dense = false;   // with RAYO_PROMPT_GEMM=dense: the dense GEMMs (dense_gemm_choice.h)
 };
 
 // Every model under shared/models, by name (empty without the shared data).

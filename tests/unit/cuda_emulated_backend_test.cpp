@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "support/simt/simt.h"
+#include "backends/cuda/dense_gemm_choice.h"
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/gemm.cuh"
 #include "backends/cuda/kernels/gemv.cuh"
@@ -79,6 +80,7 @@ using rayo::cuda::emulated::make_invoker;
 #include "support/emulated_variants.h"
 #include "support/paths.h"
 #include "support/reference.h"
+#include "support/scoped_env.h"
 #include "support/synth_models.h"
 #include "support/teacher_forced.h"
 #include "whisper/graph_runner.h"
@@ -713,6 +715,58 @@ TEST_F(EmulatedGpu, PromptGraphsOnTensorCoresMatchTheCpuBackend) {
   check_model("synth-llama-q4_k_m", 32, 20);
   check_model("synth-qwen2-q8_0", 32, 12);
   check_model("synth-qwen3-q4_k_m", 32, 12);
+}
+
+// RAYO_PROMPT_GEMM=dense: graphs of 128 rows decode each quantized matrix to
+// f16 once per step and multiply it densely (gemm_dense.cu), their norms,
+// residuals, SwiGLU, biases, rotations and cache stores in kernels of their
+// own; the logits agree with llama.cpp's and the CPU backend's as the f16
+// tile's do (both round weights and tokens to f16).
+TEST_F(EmulatedGpu, DensePromptGemmsMatchTheCpuBackend) {
+  const test::ScopedEnv dense("RAYO_PROMPT_GEMM", "dense");
+  check_model("synth-llama-q4_k_m", kDenseGemmMinRows, 20);
+  check_model("synth-qwen2-q8_0", kDenseGemmMinRows, 12);
+}
+
+// Which graphs RAYO_PROMPT_GEMM=dense changes: prompt graphs of at least
+// kDenseGemmMinRows rows, every matmul but the logits'; not smaller ones, not
+// batch-invariant ones, and nothing when it is unset. Another value is refused.
+TEST(CudaKernelSpecs, DensePromptGemmsOnlyWhereAskedAndLargeEnough) {
+  RAYO_REQUIRE_SHARED();
+  const auto file = gguf::File::open(test::shared_path("models/synth-llama-q4_k_m.gguf").string());
+  const auto spec = models::ModelSpec::from_gguf(file);
+  auto files = [&](const char* env, int64_t rows, bool invariant = false) {
+    const test::ScopedEnv e("RAYO_PROMPT_GEMM", env);
+    auto g = models::find_architecture(spec.arch).build(file, spec, graph::GraphConfig{rows, 4, invariant});
+    graph::run_passes(g, graph::decoder_fusion_passes());
+    std::multiset<std::string> f;
+    for (const auto& s : cuda::graph_kernel_specs(g, cuda::KvShape{4096, 16})) {
+      const bool glu = std::count(s.defines.begin(), s.defines.end(), std::make_pair(std::string("GLU"), std::string("1")));
+      f.insert(s.file + " " + s.entry + (glu ? " GLU" : ""));
+    }
+    return f;
+  };
+  const auto dense = files("dense", kDenseGemmMinRows);
+  EXPECT_TRUE(dense.count("gemm_dense.cu gemm_dense"));
+  EXPECT_TRUE(dense.count("gemm_dense.cu gemm_dense GLU")) << "gate/up with its activation in the GEMM";
+  EXPECT_TRUE(dense.count("dense_rows.cu rows_f16"));
+  EXPECT_TRUE(dense.count("gemm_qkv_rope_store.cu rope_store_rows"));
+  EXPECT_FALSE(dense.count("gemm_swiglu.cu gemm_swiglu"));
+  EXPECT_FALSE(dense.count("gemm_qkv_rope_store.cu gemm_qkv_rope_store"));
+  EXPECT_EQ(dense.count("gemm.cu gemm"), 0u);
+  EXPECT_EQ(dense.count("gemv.cu gemv"), 1u) << "the logits' matmul (4 output rows)";
+  EXPECT_FALSE(dense.count("quantize.cu quantize_rows")) << "no twin is read where every matmul is dense";
+  for (const auto& other : {files(nullptr, kDenseGemmMinRows), files("tile", kDenseGemmMinRows),
+                            files("dense", kDenseGemmMinRows / 2), files("dense", kDenseGemmMinRows, true)}) {
+    EXPECT_FALSE(other.count("gemm_dense.cu gemm_dense"));
+    EXPECT_FALSE(other.count("decode_f16.cu decode_f16"));
+  }
+  try {
+    files("fast", kDenseGemmMinRows);
+    FAIL() << "RAYO_PROMPT_GEMM=fast was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "RAYO_PROMPT_GEMM is 'fast': use dense or tile");
+  }
 }
 
 // The server's scheduler on the GPU: a request's tokens are the same alone and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backends/cuda/dense_gemm_choice.h"
 #include "backends/cuda/weight_layout.h"
 #include "common/error.h"
 #include "graph/memory_plan.h"
@@ -29,8 +30,10 @@ int fused_norm(const Node& n) {
   return -1;
 }
 
-// Whether node w's kernel can write the twin of its output in its epilogue.
+// Whether node w's kernel can write the twin of its output in its epilogue
+// (a dense GEMM's cannot: uses_dense_gemm).
 bool can_emit(const Graph& g, const Node& w, const Twin& t) {
+  if (uses_dense_gemm(g, w)) return false;
   switch (w.op) {
     case Op::Embed:
     case Op::SelectRows:
@@ -42,7 +45,6 @@ bool can_emit(const Graph& g, const Node& w, const Twin& t) {
     case Op::Attention: return w.head_dim % 32 == 0;
     default: return false;
   }
-  (void)g;
   (void)t;
 }
 
@@ -61,7 +63,8 @@ ActivationPlan plan_activations(const Graph& g) {
   // What each matmul needs of its input.
   for (int i = 0; i < n_nodes; ++i) {
     const Node& n = nodes[i];
-    if (graph::matrix_weights(n).empty()) continue;
+    // A dense GEMM reads its input as f32 (dense_gemm_choice.h).
+    if (graph::matrix_weights(n).empty() || uses_dense_gemm(g, n)) continue;
     const bool q8 = reads_q8(g, n);
     const int norm = fused_norm(n);
     if (!q8 && norm < 0) continue;  // the float path reads x as it is

@@ -6,7 +6,8 @@
 // input's producer, rather than by every block of every consumer. The
 // producer writes them in its epilogue when it can (embed, the GEMV family,
 // select_rows, attention with head_dim % 32 == 0); otherwise a quantize launch
-// right before the first consumer does.
+// right before the first consumer does. A matmul that runs as a dense GEMM
+// (dense_gemm_choice.h) reads its input as f32 and writes no twin.
 //
 // A twin has its own device memory, planned like the graph's arena: twins
 // whose lifetimes (writer to last reader) do not overlap share bytes.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cuda/activation_plan.h"
+#include "backends/cuda/dense_gemm_choice.h"
 #include "backends/cuda/device_sampling.h"
 #include "backends/cuda/kernel_args.h"
 #include "backends/cuda/kernel_cache.h"
@@ -72,6 +73,9 @@ struct GraphState {
   DeviceBuffer counters;  // attention splits (and merge groups) finished, per (token, kv head); zero between steps
   DeviceBuffer ids;       // sampled token per output row
   DeviceBuffer scratch;   // the sampler's penalised copies of the logits
+  // Dense GEMMs (dense_gemm_choice.h): a node's matrices decoded to f16, its
+  // tokens as f16, and q/k/v's product before its epilogue.
+  DeviceBuffer dense_w, dense_x, dense_h;
   int32_t* staging = nullptr;   // pinned copy of `step`
   float* logits = nullptr;      // pinned [max_outputs][n_vocab]
   int32_t* host_ids = nullptr;  // pinned [max_outputs]
@@ -222,6 +226,22 @@ class CudaBackend : public graph::Backend {
     s.partial = ctx_.alloc(std::max<size_t>(partial, 256));
     s.counters = ctx_.alloc(std::max<size_t>(counters, 256));
     check(ctx_.api().cuMemsetD8(s.counters.ptr(), 0, s.counters.bytes()), "clear the attention counters");
+    size_t dense_w = 0, dense_x = 0, dense_h = 0;
+    for (const Node& n : g.nodes()) {
+      if (!uses_dense_gemm(g, n)) continue;
+      const size_t rows = static_cast<size_t>(g.max_rows(g.values()[n.in[0]]));
+      size_t matrix_rows = 0, cols = 0;
+      for (int w : graph::matrix_weights(n)) {
+        matrix_rows += static_cast<size_t>(g.weights()[w].rows);
+        cols = static_cast<size_t>(g.weights()[w].cols);
+      }
+      dense_w = std::max(dense_w, matrix_rows * cols * 2);
+      dense_x = std::max(dense_x, rows * cols * 2);
+      if (n.op == Op::QkvRopeStore) dense_h = std::max(dense_h, rows * matrix_rows * 4);
+    }
+    s.dense_w = ctx_.alloc(std::max<size_t>(dense_w, 256));
+    s.dense_x = ctx_.alloc(std::max<size_t>(dense_x, 256));
+    s.dense_h = ctx_.alloc(std::max<size_t>(dense_h, 256));
     const auto t0 = std::chrono::steady_clock::now();
     const uint64_t compiled_before = cache_.compiles();
     record_launches(g, s);
@@ -730,19 +750,73 @@ class CudaBackend : public graph::Backend {
     return p;
   }
 
+  // Where layer `layer`'s kernels find a row's place in the KV cache; a layer
+  // that keeps a ring finds it through ring_start (one entry a sequence).
+  kargs::KvPlaces kv_places(const GraphState& s, int layer) const {
+    const bool ring = kv_config_.in_ring(layer);
+    return {.positions = Dev{positions_ptr(s)},
+            .seq = Dev{seq_ptr(s)},
+            .block_table = Dev{ring ? ring_ptr(s) : table_ptr(s)},
+            .max_blocks = Dev{ring ? one_ptr(s) : max_blocks_ptr(s)}};
+  }
+
+  // The launches of a matmul node that runs as a dense GEMM (dense_gemm_choice.h),
+  // in the order of its specs (kernel_specs.cpp: dense_node_specs): its tokens
+  // to f16, each matrix decoded into dense_w one after another (gate and up
+  // into one interleave), the GEMM (into the output, or dense_h for q/k/v),
+  // q/k/v's epilogue.
+  std::vector<Launch> dense_launches(const Graph& g, GraphState& s, const Node& n, const std::vector<KernelSpec>& specs) {
+    auto V = [&](int v) { return Dev{value_ptr(s, g, v)}; };
+    auto Vec = [&](int w) { return Dev{weight_ptr(g, w, WeightUse::Vector)}; };
+    const int64_t rows = g.max_rows(g.values()[n.out]);
+    const Dev nr{n_rows_ptr(s, g, n.out)};
+    const Dev w16{s.dense_w.ptr()}, x16{s.dense_x.ptr()}, h{s.dense_h.ptr()};
+    std::vector<Launch> launches;
+    size_t next = 0;
+    launches.push_back(make_launch(specs.at(next++), rows,
+                                   kargs::HalfRowsArgs{.x = V(n.in[0]), .norm_w = Vec(n.aux[0]), .y = x16, .n_rows = nr}));
+    size_t at = 0;
+    for (int w : graph::matrix_weights(n)) {
+      const graph::Weight& m = g.weights()[w];
+      launches.push_back(make_launch(specs.at(next++), 0,
+                                     kargs::DequantArgs{.w = Dev{weight_ptr(g, w, matrix_use(g, n, w))},
+                                                        .out = Dev{s.dense_w.ptr() + at},
+                                                        .rows = m.rows}));
+      if (n.op != Op::GateUpGlu) at += static_cast<size_t>(m.rows * m.cols) * 2;
+    }
+    const bool qkv = n.op == Op::QkvRopeStore;
+    launches.push_back(make_launch(specs.at(next++), rows,
+                                   kargs::DenseGemmArgs{.w = w16,
+                                                        .x = x16,
+                                                        .y = qkv ? h : V(n.out),
+                                                        .add = n.op == Op::MatMulAdd ? V(n.in[1]) : Dev{},
+                                                        .n_rows = nr}));
+    if (qkv) {
+      launches.push_back(make_launch(specs.at(next++), rows,
+                                     kargs::QkvArgs{.bq = Vec(n.aux[3]),
+                                                    .bk = Vec(n.aux[4]),
+                                                    .bv = Vec(n.aux[5]),
+                                                    .x = h,
+                                                    .freq_factors = Vec(n.rope.freq_factors),
+                                                    .q_out = V(n.out),
+                                                    .k_cache = Dev{k_cache(n.layer)},
+                                                    .v_cache = Dev{v_cache(n.layer)},
+                                                    .kv = kv_places(s, n.layer),
+                                                    .n_rows = nr}));
+    }
+    RAYO_CHECK(next == specs.size(), "a dense GEMM node's launches and its kernel specs");
+    return launches;
+  }
+
   std::vector<Launch> launches_for(const Graph& g, GraphState& s, const Node& n) {
     const int index = static_cast<int>(&n - g.nodes().data());
     const auto specs = node_kernel_specs(g, n, kv_shape(kv_config_), s.plan);
+    if (uses_dense_gemm(g, n)) return dense_launches(g, s, n, specs);
     const auto& values = g.values();
     auto V = [&](int v) { return Dev{value_ptr(s, g, v)}; };
     const int64_t rows = n.out >= 0 ? g.max_rows(values[n.out]) : g.config().max_tokens;
     const Dev nr{n.out >= 0 ? n_rows_ptr(s, g, n.out) : n_tokens_ptr(s)};
-    // A layer that keeps a ring finds it through ring_start (one entry a sequence).
-    const bool ring = kv_config_.in_ring(n.layer);
-    const kargs::KvPlaces kv{.positions = Dev{positions_ptr(s)},
-                             .seq = Dev{seq_ptr(s)},
-                             .block_table = Dev{ring ? ring_ptr(s) : table_ptr(s)},
-                             .max_blocks = Dev{ring ? one_ptr(s) : max_blocks_ptr(s)}};
+    const kargs::KvPlaces kv = kv_places(s, n.layer);
     auto M = [&](int w) { return Dev{weight_ptr(g, w, matrix_use(g, n, w))}; };
     auto Vec = [&](int w) { return Dev{weight_ptr(g, w, WeightUse::Vector)}; };
     const TwinPtrs in = twin_ptrs(g, s, s.plan.input_twin[static_cast<size_t>(index)]);

@@ -10,6 +10,7 @@
 #include <set>
 #include <string_view>
 
+#include "backends/cuda/dense_gemm_choice.h"
 #include "backends/cuda/device_sampling.h"
 #include "backends/cuda/weight_layout.h"
 #include "common/error.h"
@@ -50,11 +51,13 @@ const std::vector<std::string>& kernel_entries(const std::string& file) {
       {"attention_prefill.cu", {"attention_prefill"}},
       {"conv1d.cu", {"conv1d_unfold"}},
       {"cross_attention.cu", {"dense_attention", "cross_kv_store", "cross_attention", "dense_attention_tc"}},
+      {"decode_f16.cu", {"decode_f16"}},
+      {"dense_rows.cu", {"rows_f16"}},
       {"dequant.cu", {"embed", "dequant_f16"}},
       {"elementwise.cu", {"add", "add_bias", "swiglu", "gelu", "add_position", "select_rows"}},
       {"gemm.cu", {"gemm"}},
       {"gemm_dense.cu", {"gemm_dense"}},
-      {"gemm_qkv_rope_store.cu", {"gemm_qkv_rope_store"}},
+      {"gemm_qkv_rope_store.cu", {"gemm_qkv_rope_store", "rope_store_rows"}},
       {"gemm_swiglu.cu", {"gemm_swiglu"}},
       {"gemv.cu", {"gemv"}},
       {"gemv_swiglu.cu", {"gemv_swiglu"}},
@@ -495,11 +498,34 @@ KernelSpec dequant_spec(TensorType w, int64_t cols, Emit emit, const char* entry
   return s;
 }
 
-KernelSpec dense_gemm_spec(int64_t rows, int64_t cols) {
+KernelSpec dense_gemm_spec(int64_t rows, int64_t cols, bool glu) {
   RAYO_CHECK(cols % kDenseGemmK == 0, "a dense GEMM's K must be a multiple of ", kDenseGemmK, ", got ", cols);
   KernelSpec s{"gemm_dense.cu", "gemm_dense", {{"ROWS", num(rows)}, {"COLS", num(cols)}}};
+  if (glu) {
+    RAYO_CHECK(rows % 16 == 0, "gate/up's interleave takes rows in groups of 8 of each, not ", rows);
+    s.defines.push_back({"GLU", "1"});
+  }
   s.dynamic_shared = kDenseGemmSharedBytes;
   set_launch(s, {1, blocks_for(rows, kDenseGemmRows)}, 0, kDenseGemmTokens, kDenseGemmThreads);
+  return s;
+}
+
+KernelSpec decode_f16_spec(TensorType w, int64_t rows, int64_t cols, int glu_half) {
+  KernelSpec s{"decode_f16.cu", "decode_f16", {{"WTYPE", type_id(w)}, {"ROWS", num(rows)}, {"COLS", num(cols)}}};
+  if (glu_half >= 0) {
+    RAYO_CHECK(rows % 8 == 0, "gate/up's interleave takes rows in groups of 8, not ", rows);
+    s.defines.push_back({"GLU_HALF", num(glu_half)});
+  }
+  // A thread a unit (32 or 64 values), striding: about 4 units a thread at llama3-8b's largest matrices.
+  const int64_t blocks = std::clamp<int64_t>(rows * cols / (64 * 256), 1, 2048);
+  set_launch(s, {static_cast<unsigned>(blocks)}, -1, 1, 256);
+  return s;
+}
+
+KernelSpec rows_f16_spec(int64_t cols, float norm_eps) {
+  KernelSpec s{"dense_rows.cu", "rows_f16", {{"COLS", num(cols)}}};
+  if (norm_eps >= 0) s.defines.push_back({"NORM", "1"}), s.defines.push_back({"EPS", float_literal(norm_eps)});
+  set_launch(s, {}, 0, 1, 256);
   return s;
 }
 
@@ -520,10 +546,60 @@ KernelSpec with_ring(KernelSpec s, const KvShape& kv, int layer) {
   if (kv.in_ring(layer)) s.defines.push_back({"RING_BLOCKS", num(kv.ring_blocks)});
   return s;
 }
+
+// The shape of QkvRopeStore node n's kernels.
+QkvShape qkv_shape(const graph::Graph& g, const Node& n, const KvShape& kv, float norm_eps) {
+  QkvShape s;
+  s.q = matmul_weight_type(g, n, n.weight);
+  s.k = matmul_weight_type(g, n, n.aux[1]);
+  s.v = matmul_weight_type(g, n, n.aux[2]);
+  s.cols = g.weights()[n.weight].cols;
+  s.n_head = n.n_head;
+  s.n_head_kv = n.n_head_kv;
+  s.head_dim = n.head_dim;
+  s.rope = n.rope;
+  s.has_freq_factors = n.rope.freq_factors >= 0;
+  s.bias = n.aux[3] >= 0;
+  s.norm_eps = norm_eps;
+  s.block_size = kv.block_size;
+  return s;
+}
+
+// The kernels of a matmul node that runs as a dense GEMM (dense_gemm_choice.h),
+// in launch order: its tokens to f16 (with its RMSNorm), each matrix decoded
+// to f16 (one after another in a scratch), one GEMM over all their rows (with
+// gate/up's activation), and q/k/v's epilogue.
+std::vector<KernelSpec> dense_node_specs(const graph::Graph& g, const Node& n, const KvShape& kv) {
+  const float norm_eps = n.aux[0] >= 0 ? n.eps : -1.0f;
+  const auto ws = graph::matrix_weights(n);
+  const int64_t cols = g.weights()[ws.front()].cols;
+  std::vector<KernelSpec> specs{rows_f16_spec(cols, norm_eps)};
+  // Gate and up interleaved by 8 rows (decode_f16.cu's GLU_HALF), so that the
+  // GEMM's epilogue finds both of an output in one thread.
+  const bool glu = n.op == Op::GateUpGlu;
+  int64_t rows = 0;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const graph::Weight& m = g.weights()[ws[i]];
+    RAYO_CHECK(m.cols == cols, "the matrices of one node read rows of ", cols, " values");
+    specs.push_back(decode_f16_spec(m.type, m.rows, cols, glu ? static_cast<int>(i) : -1));
+    rows += m.rows;
+  }
+  specs.push_back(glu ? with_activation(dense_gemm_spec(rows, cols, true), n.act) : dense_gemm_spec(rows, cols));
+  if (n.op == Op::QkvRopeStore) {
+    // gemm_qkv_rope_store.cu's epilogue alone: the module of the node's f16 tile.
+    KernelSpec e = with_ring(tensor_core_variant(qkv_rope_store_spec(qkv_shape(g, n, kv, norm_eps), 1)), kv, n.layer);
+    e.entry = "rope_store_rows";
+    e.dynamic_shared = 0;
+    set_launch(e, {}, 0, 1, 128);
+    specs.push_back(e);
+  }
+  return specs;
+}
 }  // namespace
 
 std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, const KvShape& kv,
                                           const ActivationPlan& plan) {
+  if (uses_dense_gemm(g, n)) return dense_node_specs(g, n, kv);
   const auto& values = g.values();
   const int index = static_cast<int>(&n - g.nodes().data());
   auto W = [&](int i) -> const graph::Weight& { return g.weights()[i]; };
@@ -584,19 +660,7 @@ std::vector<KernelSpec> node_kernel_specs(const graph::Graph& g, const Node& n, 
           n.act)));
       return specs;
     case Op::QkvRopeStore: {
-      QkvShape s;
-      s.q = mm_type(n.weight);
-      s.k = mm_type(n.aux[1]);
-      s.v = mm_type(n.aux[2]);
-      s.cols = W(n.weight).cols;
-      s.n_head = n.n_head;
-      s.n_head_kv = n.n_head_kv;
-      s.head_dim = n.head_dim;
-      s.rope = n.rope;
-      s.has_freq_factors = n.rope.freq_factors >= 0;
-      s.bias = n.aux[3] >= 0;
-      s.norm_eps = norm_eps;
-      s.block_size = kv.block_size;
+      const QkvShape s = qkv_shape(g, n, kv, norm_eps);
       specs.push_back(with_ring(matmul(qkv_rope_store_spec(s, tt, gemv_slices(s.q, s.rows(), tt))), kv, n.layer));
       return specs;
     }

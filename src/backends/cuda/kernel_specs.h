@@ -131,12 +131,22 @@ KernelSpec tensor_core_variant(const KernelSpec& gemv_family, GemmTile tile = Ge
 // gemm_dense.cu: y = W x for f16 W (rows x cols, cols a multiple of
 // kDenseGemmK) and f16 tokens, in blocks of kDenseGemmRows rows x
 // kDenseGemmTokens tokens of kDenseGemmThreads threads and
-// kDenseGemmSharedBytes of dynamic shared memory (the kernel's macros). Only
-// `rayo bench --kernels --kernel-path dense` launches it so far: the product a
-// prompt step could run on weights decoded to f16 once per step.
+// kDenseGemmSharedBytes of dynamic shared memory (the kernel's macros):
+// prompt graphs' matmuls where uses_dense_gemm (dense_gemm_choice.h; off by
+// default), and `rayo bench --kernels --kernel-path dense`.
 constexpr int64_t kDenseGemmRows = 128, kDenseGemmTokens = 128, kDenseGemmThreads = 256, kDenseGemmK = 32;
 constexpr unsigned kDenseGemmSharedBytes = 65536;
-KernelSpec dense_gemm_spec(int64_t rows, int64_t cols);
+// With glu, gate/up's product (rows: both matrices', interleaved by
+// decode_f16_spec's glu_half) and its activation (with_activation), rows / 2
+// outputs.
+KernelSpec dense_gemm_spec(int64_t rows, int64_t cols, bool glu = false);
+// decode_f16.cu: a quantized rows x cols matrix in its GPU layout to f16 rows,
+// the f16 tile's values (unit_halves.cuh), striding over its units; with
+// glu_half 0 (gate) or 1 (up), into gate/up's interleave.
+KernelSpec decode_f16_spec(TensorType w, int64_t rows, int64_t cols, int glu_half = -1);
+// dense_rows.cu: the dense GEMM's tokens (f16 rows; norm_eps >= 0: RMSNorm
+// applied first).
+KernelSpec rows_f16_spec(int64_t cols, float norm_eps);
 
 // Positions per attention split (flash-decoding chunk). Decode graphs (up to 8
 // tokens) use small chunks, so that a long context spreads over many blocks

@@ -70,6 +70,9 @@
 #undef DENSE_K
 #undef DENSE_STAGES
 #undef DENSE_WORDS
+#undef DENSE_ROW_THREADS
+#undef GLU
+#undef GLU_HALF
 #undef TILE_PAIRS
 #undef N_VOCAB
 #undef K_MAX

@@ -1,7 +1,7 @@
-// y[t] = W . x[t] for f16 W [ROWS][COLS] and f16 x [tokens][COLS] on tensor
-// cores, f32 out (y [tokens][ROWS]): the dense product a prompt step could run
-// on weights decoded once per step (dequant.cu dequant_f16) instead of once
-// per block of tokens, as the quantized tiles of gemm.cuh do.
+// y[t] = W . x[t] (+ add[t]) for f16 W [ROWS][COLS] and f16 x [tokens][COLS]
+// on tensor cores, f32 out (y [tokens][ROWS]): the dense product of a prompt
+// step on weights decoded once per step (decode_f16.cu) instead of once per
+// block of tokens, as the quantized tiles of gemm.cuh do.
 //
 // Why: on an H100 (2026-11-28) the f16 tile ran llama3-8b's pp512 at 6 080
 // t/s, about 9% of the tensor cores' dense f16 peak, against llama.cpp's
@@ -13,7 +13,8 @@
 // price is the f16 matrix's round trip through memory (about 5 bytes per
 // weight, which a 512-token step's 1 024 FLOP per weight can cover).
 // `rayo bench --kernels --kernel-path dense` times it, with and without the
-// decode, beside the f16 tile; nothing else launches it yet.
+// decode, beside the f16 tile; prompt graphs launch it where RAYO_PROMPT_GEMM=dense
+// (kernel_specs.h: uses_dense_gemm), to time whole steps on a GPU.
 //
 // Work split: a block of DENSE_THREADS (8 warps) computes 128 rows x 128
 // tokens; warp w owns rows 64 (w % 2) .. + 64 and tokens 32 (w / 2) .. + 32:
@@ -25,7 +26,10 @@
 // at p ^ ((r / 2) % 4), so the 8 rows an ldmatrix matrix reads (and the
 // 16-byte copies) fall in 8 distinct 16-byte bank groups.
 //
-// Shape macros: ROWS, COLS (a multiple of DENSE_K). Grid: (ceil(max_rows /
+// GLU (1: gate/up's product, the matrix's rows interleaved by decode_f16.cu's
+// GLU_HALF, 8 gate rows then their 8 up rows): y[t][r] = act(gate) * up over
+// ROWS / 2 outputs, act SiLU or with GELU=1 GELU-tanh (common.cuh gate_act).
+// Shape macros: ROWS, COLS (a multiple of DENSE_K), GLU, GELU. Grid: (ceil(max_rows /
 // DENSE_TOKENS), ceil(ROWS / DENSE_ROWS)): the token tiles of a row tile are
 // adjacent, so its weights come from L2 after the first. Rows past ROWS and
 // tokens past *n_rows are read (as the last ones) but not written.
@@ -38,7 +42,15 @@
 #define DENSE_STAGES 4
 #define DENSE_WORDS (DENSE_K / 2)  // 32-bit words (f16 pairs) in a stage's row
 
+#ifndef GLU
+#define GLU 0
+#endif
+#ifndef GELU
+#define GELU 0
+#endif
+
 static_assert(COLS % DENSE_K == 0, "kernel_specs: K is a multiple of 32");
+static_assert(!GLU || ROWS % 16 == 0, "kernel_specs: gate/up rows come in groups of 8 of each");
 
 // The shared memory of a block (dynamic, 64 KB: kernel_specs' kDenseGemmSharedBytes).
 struct alignas(16) DenseShared {
@@ -132,6 +144,22 @@ RAYO_UNROLL
 
   const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
   const int g = lane / 4, t = lane % 4;
+#if GLU
+  // Rows 16m + g and 16m + 8 + g (accumulators i and i + 2) are gate and up
+  // of output row 8m + g.
+RAYO_UNROLL
+  for (int mi = 0; mi < 4; ++mi)
+RAYO_UNROLL
+    for (int ni = 0; ni < 4; ++ni)
+RAYO_UNROLL
+      for (int i = 0; i < 2; ++i) {
+        const long long row16 = row0 + 64 * (warp % 2) + 16 * mi;
+        const int tok = 32 * (warp / 2) + 8 * ni + 2 * t + i;
+        if (row16 < ROWS && tok < nt)
+          args.y[static_cast<long long>(t0 + tok) * (ROWS / 2) + row16 / 2 + g] =
+              gate_act<GELU != 0>(acc[mi][ni][i]) * acc[mi][ni][i + 2];
+      }
+#else
 RAYO_UNROLL
   for (int mi = 0; mi < 4; ++mi)
 RAYO_UNROLL
@@ -140,6 +168,10 @@ RAYO_UNROLL
       for (int i = 0; i < 4; ++i) {
         const long long row = row0 + 64 * (warp % 2) + 16 * mi + g + 8 * (i / 2);
         const int tok = 32 * (warp / 2) + 8 * ni + 2 * t + i % 2;
-        if (row < ROWS && tok < nt) args.y[static_cast<long long>(t0 + tok) * ROWS + row] = acc[mi][ni][i];
+        if (row < ROWS && tok < nt) {
+          const long long at = static_cast<long long>(t0 + tok) * ROWS + row;
+          args.y[at] = args.add != nullptr ? acc[mi][ni][i] + args.add[at] : acc[mi][ni][i];
+        }
       }
+#endif
 }

@@ -7,6 +7,8 @@
 // k, then v), so the rotation happens in the epilogue. Work split and shared
 // memory: gemm.cuh.
 // Grid: (ceil(max_rows / GEMM_TILE_TOKENS), ceil(QKV_PAIRS / 32)); block GEMM_THREADS.
+// rope_store_rows: the same epilogue alone, for q, k and v multiplied by the
+// dense GEMM (gemm_dense.cu) of a prompt step.
 #include "gemm.cuh"
 #include "gemm_namespace.cuh"
 #ifndef RING_BLOCKS
@@ -35,6 +37,36 @@ __device__ __forceinline__ QkvPair qkv_pair(int p) {
   q.r0 = static_cast<long long>(q.head) * HEAD_DIM + d0;
   q.r1 = static_cast<long long>(q.head) * HEAD_DIM + d1;
   return q;
+}
+
+// Pair qp's two values x0, x1 of token row t: their biases, their rotation
+// (q and k), and q's to q_out, k's and v's to the KV cache.
+__device__ __forceinline__ void qkv_pair_out(const QkvArgs& args, const QkvPair& qp, int t, float x0, float x1) {
+  if (QKV_BIAS) {
+    const float* bias = qp.which == 0 ? args.bq : qp.which == 1 ? args.bk : args.bv;
+    x0 += bias[qp.r0];
+    x1 += bias[qp.r1];
+  }
+  const int pos = args.kv.positions[t];
+  if (qp.which < 2 && qp.i < N_ROT / 2) {
+    const float ff = HAS_FF ? args.freq_factors[qp.i] : 1.0f;
+    const float angle = rope_angle(pos, qp.i, THETA_SCALE, FREQ_SCALE, ff);
+    const float c = cosf(angle), s = sinf(angle);
+    const float y0 = x0 * c - x1 * s;
+    const float y1 = x0 * s + x1 * c;
+    x0 = y0;
+    x1 = y1;
+  }
+  if (qp.which == 0) {
+    float* q = args.q_out + t * static_cast<long long>(N_HEAD * HEAD_DIM);
+    q[qp.r0] = x0;
+    q[qp.r1] = x1;
+  } else {
+    u16* cache = qp.which == 1 ? args.k_cache : args.v_cache;
+    const long long row = kv_row(args.kv, t, pos, BLOCK_SIZE, RING_BLOCKS) * (N_HEAD_KV * HEAD_DIM);
+    cache[row + qp.r0] = f2h(x0);
+    cache[row + qp.r1] = f2h(x1);
+  }
 }
 
 RAYO_KERNEL GEMM_LAUNCH_BOUNDS
@@ -85,31 +117,22 @@ gemm_qkv_rope_store(const QkvArgs args) {
     if (t >= nt || p >= QKV_PAIRS) continue;
     const QkvPair qp = qkv_pair(p);
     const float inv = NORM && !kNormInSums ? sh.inv()[t] : 1.0f;
-    float x0 = out[t][2 * pl] * inv, x1 = out[t][2 * pl + 1] * inv;
-    if (QKV_BIAS) {
-      const float* bias = qp.which == 0 ? args.bq : qp.which == 1 ? args.bk : args.bv;
-      x0 += bias[qp.r0];
-      x1 += bias[qp.r1];
-    }
-    const int pos = args.kv.positions[t0 + t];
-    if (qp.which < 2 && qp.i < N_ROT / 2) {
-      const float ff = HAS_FF ? args.freq_factors[qp.i] : 1.0f;
-      const float angle = rope_angle(pos, qp.i, THETA_SCALE, FREQ_SCALE, ff);
-      const float c = cosf(angle), s = sinf(angle);
-      const float y0 = x0 * c - x1 * s;
-      const float y1 = x0 * s + x1 * c;
-      x0 = y0;
-      x1 = y1;
-    }
-    if (qp.which == 0) {
-      float* q = args.q_out + (t0 + t) * static_cast<long long>(N_HEAD * HEAD_DIM);
-      q[qp.r0] = x0;
-      q[qp.r1] = x1;
-    } else {
-      u16* cache = qp.which == 1 ? args.k_cache : args.v_cache;
-      const long long row = kv_row(args.kv, t0 + t, pos, BLOCK_SIZE, RING_BLOCKS) * (N_HEAD_KV * HEAD_DIM);
-      cache[row + qp.r0] = f2h(x0);
-      cache[row + qp.r1] = f2h(x1);
-    }
+    qkv_pair_out(args, qp, t0 + t, out[t][2 * pl] * inv, out[t][2 * pl + 1] * inv);
+  }
+}
+
+// The same bias, rotation and store for q, k and v multiplied already (the
+// dense GEMM of a prompt step, kernel_specs.h: uses_dense_gemm): args.x holds
+// their rows [rows][2 QKV_PAIRS], q's N_HEAD * HEAD_DIM values, then k's, then
+// v's. Grid: (max_rows); block 128.
+RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128) rope_store_rows(const QkvArgs args) {
+  grid_dependency_wait();
+  const int t = blockIdx.x;
+  if (t >= *args.n_rows) return;
+  const float* h = args.x + static_cast<long long>(t) * (2 * QKV_PAIRS);
+  for (int p = threadIdx.x; p < QKV_PAIRS; p += blockDim.x) {
+    const QkvPair qp = qkv_pair(p);
+    const int base = qp.which == 0 ? 0 : qp.which == 1 ? N_HEAD * HEAD_DIM : (N_HEAD + N_HEAD_KV) * HEAD_DIM;
+    qkv_pair_out(args, qp, t, h[base + qp.r0], h[base + qp.r1]);
   }
 }

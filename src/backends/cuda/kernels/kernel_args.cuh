@@ -204,12 +204,23 @@ struct DequantArgs {
   long long rows;
 };
 
-// gemm_dense.cu: y[t] = W . x[t], W f16 [ROWS][COLS], x f16 [rows][COLS],
-// y f32 [rows][ROWS], for the token rows below *n_rows.
+// gemm_dense.cu: y[t] = W . x[t] (+ add[t] where add is not null), W f16
+// [ROWS][COLS], x f16 [rows][COLS], y and add f32 [rows][ROWS], for the token
+// rows below *n_rows.
 struct DenseGemmArgs {
   const u16* w;
   const u16* x;
   float* y;
+  const float* add;
+  const int* n_rows;
+};
+
+// dense_rows.cu rows_f16: y = f16(x), or with NORM f16(x / rms(x) * norm_w):
+// the dense GEMM's tokens.
+struct HalfRowsArgs {
+  const float* x;
+  const float* norm_w;
+  u16* y;
   const int* n_rows;
 };
 
