@@ -46,6 +46,8 @@ const std::vector<EmulatedModel>& emulated_models() {
     for (const auto& g : gemma3_synth_models()) {
       m.push_back({g.name, 1, 1});
       m.push_back({g.name, 32, 32});
+      // GeGLU in the dense GEMM's store, rings in rope_store_rows (the quantized ones).
+      if (!g.name.ends_with("f32")) m.push_back({g.name, cuda::kDenseGemmMinRows, cuda::kDenseGemmMinRows, false, true});
     }
     // And every shared model's decode graph (EmulatedGpu.EverySharedModel...).
     for (const auto& name : every_shared_model()) m.push_back({name, 1, 1});

@@ -721,11 +721,15 @@ TEST_F(EmulatedGpu, PromptGraphsOnTensorCoresMatchTheCpuBackend) {
 // f16 once per step and multiply it densely (gemm_dense.cu), their norms,
 // residuals, SwiGLU, biases, rotations and cache stores in kernels of their
 // own; the logits agree with llama.cpp's and the CPU backend's as the f16
-// tile's do (both round weights and tokens to f16).
+// tile's do (both round weights and tokens to f16). The quantized Gemma 3
+// models add GeGLU and the sliding-window layers' rings, their prompts longer
+// than the windows.
 TEST_F(EmulatedGpu, DensePromptGemmsMatchTheCpuBackend) {
   const test::ScopedEnv dense("RAYO_PROMPT_GEMM", "dense");
   check_model("synth-llama-q4_k_m", kDenseGemmMinRows, 20);
   check_model("synth-qwen2-q8_0", kDenseGemmMinRows, 12);
+  for (const auto& m : test::gemma3_synth_models())
+    if (!m.name.ends_with("f32")) check_model(m.name, kDenseGemmMinRows, 24, m.reference);
 }
 
 // Which graphs RAYO_PROMPT_GEMM=dense changes: prompt graphs of at least
