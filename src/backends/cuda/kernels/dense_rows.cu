@@ -1,4 +1,4 @@
-// The dense GEMM's tokens (gemm_dense.cu, kernel_specs.h: uses_dense_gemm),
+// The dense GEMM's tokens (gemm_dense.cu, dense_gemm_choice.h: uses_dense_gemm),
 // which it multiplies as f16: y = f16(x), or with NORM f16(x / rms(x) *
 // norm_w), the RMSNorm the matmul node fuses applied before the rounding, so
 // that rows whose values pass f16's 65 504 do not overflow (as rmsnorm.cu).
@@ -12,6 +12,7 @@
 #ifndef EPS
 #define EPS 0.0f
 #endif
+
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(DENSE_ROW_THREADS) rows_f16(const HalfRowsArgs args) {
   grid_dependency_wait();
   const int t = blockIdx.x;

@@ -14,7 +14,7 @@
 // weight, which a 512-token step's 1 024 FLOP per weight can cover).
 // `rayo bench --kernels --kernel-path dense` times it, with and without the
 // decode, beside the f16 tile; prompt graphs launch it where RAYO_PROMPT_GEMM=dense
-// (kernel_specs.h: uses_dense_gemm), to time whole steps on a GPU.
+// (dense_gemm_choice.h: uses_dense_gemm), to time whole steps on a GPU.
 //
 // Work split: a block of DENSE_THREADS (8 warps) computes 128 rows x 128
 // tokens; warp w owns rows 64 (w % 2) .. + 64 and tokens 32 (w / 2) .. + 32:

@@ -122,7 +122,7 @@ gemm_qkv_rope_store(const QkvArgs args) {
 }
 
 // The same bias, rotation and store for q, k and v multiplied already (the
-// dense GEMM of a prompt step, kernel_specs.h: uses_dense_gemm): args.x holds
+// dense GEMM of a prompt step, dense_gemm_choice.h: uses_dense_gemm): args.x holds
 // their rows [rows][2 QKV_PAIRS], q's N_HEAD * HEAD_DIM values, then k's, then
 // v's. Grid: (max_rows); block 128.
 RAYO_KERNEL RAYO_LAUNCH_BOUNDS(128) rope_store_rows(const QkvArgs args) {
