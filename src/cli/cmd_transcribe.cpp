@@ -22,6 +22,27 @@
 namespace rayo::cli {
 namespace {
 
+// A transcription's progress in audio time ("2:05", "1:02:05") read from mel
+// frames (100 a second), and its speed as a multiple of real time.
+ProgressUnits audio_units() {
+  return {[](uint64_t frames) {
+            const uint64_t s = frames / 100;
+            char text[32];
+            if (s >= 3600)
+              std::snprintf(text, sizeof(text), "%llu:%02llu:%02llu", static_cast<unsigned long long>(s / 3600),
+                            static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
+            else
+              std::snprintf(text, sizeof(text), "%llu:%02llu", static_cast<unsigned long long>(s / 60),
+                            static_cast<unsigned long long>(s % 60));
+            return std::string(text);
+          },
+          [](double frames_per_second) {
+            char text[32];
+            std::snprintf(text, sizeof(text), "%.1fx real time", frames_per_second / 100);
+            return std::string(text);
+          }};
+}
+
 struct TranscribeCommandOptions {
   std::string model;
   std::vector<std::string> audio;
@@ -87,7 +108,8 @@ void run_transcribe(const TranscribeCommandOptions& o) {
   for (const std::string& path : o.audio) {
     const auto t0 = std::chrono::steady_clock::now();
     // Progress in mel frames (100 a second); a bar only for audio of a few minutes or more.
-    Progress progress("transcribing " + (path == "-" ? std::string("standard input") : path), 3 * 60 * 100);
+    Progress progress("transcribing " + (path == "-" ? std::string("standard input") : path), 3 * 60 * 100,
+                      audio_units());
     t.progress = [&](int64_t done, int64_t total) {
       progress.update(static_cast<uint64_t>(done), static_cast<uint64_t>(total));
     };
@@ -124,7 +146,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--device", o->device, "auto, cpu or cuda (auto: the CPU; Whisper on the GPU is not yet measured on one)")
       ->capture_default_str();
   cmd->add_option("--compute-type", o->compute_type,
-                  "default (weights as stored, f32 arithmetic) or int8 (weights quantized at load)")
+                  "default (weights as stored: floats in f32 arithmetic, a ggml file's quantized ones as they are) or int8 (float weights quantized at load)")
       ->capture_default_str();
   cmd->add_option("--beam-size", o->beam_size, "beams of the search at temperature 0 (1: greedy)")->capture_default_str();
   cmd->add_option("--best-of", o->best_of, "candidates sampled at each temperature above 0")->capture_default_str();
