@@ -341,7 +341,7 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print JSON with llama-bench's field names");
   cmd->add_option("--compute-type", o->compute_type,
-                  "Whisper models: default (weights as stored, f32 arithmetic) or int8 (weights quantized at load)")
+                  "Whisper models: default (weights as stored: floats in f32 arithmetic, a ggml file's quantized ones as they are) or int8 (float weights quantized at load)")
       ->capture_default_str();
   cmd->add_flag("--kernels", o->kernels,
                 "time each matmul kernel of a decode step alone on the GPU (GB/s and % of the copy bandwidth), "

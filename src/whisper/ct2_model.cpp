@@ -17,6 +17,7 @@ std::string_view ct2_type_name(Ct2Type t) {
     case Ct2Type::I32: return "int32";
     case Ct2Type::F16: return "float16";
     case Ct2Type::BF16: return "bfloat16";
+    case Ct2Type::Blocks: return "ggml blocks";
   }
   return "?";
 }
@@ -29,6 +30,7 @@ size_t ct2_type_size(Ct2Type t) {
     case Ct2Type::BF16: return 2;
     case Ct2Type::F32:
     case Ct2Type::I32: return 4;
+    case Ct2Type::Blocks: return 0;
   }
   return 0;
 }
@@ -121,6 +123,46 @@ void Ct2Model::parse() {
     aliases_.emplace_back(std::move(alias), std::move(target));
   }
   if (r.offset() != bytes_.size()) r.error(r.offset(), bytes_.size() - r.offset(), " bytes follow the model's end");
+}
+
+Ct2Model Ct2Model::assemble(std::string name, std::string spec_name, uint32_t spec_revision,
+                            std::vector<Ct2OwnedVariable> variables,
+                            std::vector<std::pair<std::string, std::string>> aliases) {
+  Ct2Model m;
+  m.path_ = std::move(name);
+  m.version_ = kVersion;
+  m.spec_name_ = std::move(spec_name);
+  m.revision_ = spec_revision;
+  m.variables_.reserve(variables.size());
+  m.buffers_.reserve(variables.size());
+  for (Ct2OwnedVariable& o : variables) {
+    Ct2Variable v;
+    v.name = std::move(o.name);
+    v.shape = std::move(o.shape);
+    v.type = o.type;
+    v.blocks = o.blocks;
+    uint64_t expected = 0;
+    if (v.type == Ct2Type::Blocks) {
+      const auto& block = info(v.blocks);
+      const uint64_t rows = v.shape.empty() ? 0 : v.shape[0];
+      const uint64_t cols = rows ? v.elements() / rows : 0;
+      if (!block.quantized || rows == 0 || cols % block.block_size != 0)
+        fail(m.path_, ": variable '", v.name, "' cannot be held in ", type_name(v.blocks), " blocks");
+      expected = row_bytes(v.blocks, cols) * rows;
+    } else {
+      expected = ct2_type_size(v.type) * v.elements();
+    }
+    if (expected != o.bytes.size())
+      fail(m.path_, ": variable '", v.name, "' holds ", o.bytes.size(), " bytes, but its shape and type need ", expected);
+    v.bytes = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(o.bytes.data()), o.bytes.size());
+    m.buffers_.push_back(std::move(o.bytes));
+    m.variables_.push_back(std::move(v));
+  }
+  for (auto& [alias, target] : aliases) {
+    if (m.find(target) == nullptr) fail(m.path_, ": alias '", alias, "' names no variable ('", target, "')");
+    m.aliases_.emplace_back(std::move(alias), std::move(target));
+  }
+  return m;
 }
 
 const Ct2Variable* Ct2Model::find(std::string_view name) const {

@@ -18,22 +18,38 @@
 #include <string_view>
 #include <vector>
 
+#include "common/aligned_buffer.h"
 #include "common/mapped_file.h"
+#include "quant/tensor_type.h"
 
 namespace rayo::whisper {
 
-enum class Ct2Type : uint8_t { F32 = 0, I8 = 1, I16 = 2, I32 = 3, F16 = 4, BF16 = 5 };
+// model.bin's element types, and one of rayo's own: Blocks, never in a
+// model.bin, is a matrix of a whisper.cpp file kept in ggml's block format
+// (Q4_0 ... Q8_0, the k-quants; Ct2Variable::blocks says which), so that a
+// quantized model runs as stored instead of four times its size in f32.
+enum class Ct2Type : uint8_t { F32 = 0, I8 = 1, I16 = 2, I32 = 3, F16 = 4, BF16 = 5, Blocks = 255 };
 std::string_view ct2_type_name(Ct2Type t);  // "float32", "int8", ... as CTranslate2 names them
-size_t ct2_type_size(Ct2Type t);
+size_t ct2_type_size(Ct2Type t);            // 0 for Blocks, whose size is per block
 
 struct Ct2Variable {
   std::string name;
   std::vector<uint32_t> shape;  // outermost first; empty for a scalar
   Ct2Type type = Ct2Type::F32;
-  uint64_t offset = 0;          // of the first byte, in the file
+  TensorType blocks = TensorType::F32;  // the block type, when type is Blocks (each row whole blocks)
+  uint64_t offset = 0;          // of the first byte, in the file (0 in an assembled model)
   std::span<const uint8_t> bytes;
 
   uint64_t elements() const;
+};
+
+// A variable of an assembled model (Ct2Model::assemble): its bytes in memory of their own, 64-byte aligned.
+struct Ct2OwnedVariable {
+  std::string name;
+  std::vector<uint32_t> shape;
+  Ct2Type type = Ct2Type::F32;
+  TensorType blocks = TensorType::F32;
+  AlignedBuffer bytes;
 };
 
 class Ct2Model {
@@ -42,8 +58,18 @@ class Ct2Model {
   static Ct2Model open(const std::string& path);
   // Checks an in-memory image (tests, fuzzing); the model keeps its own copy.
   static Ct2Model from_bytes(std::vector<uint8_t> bytes, std::string name = "<memory>");
+  // A model made in memory from its variables (a whisper.cpp file read as
+  // CTranslate2's variables): no image, so each variable stays where it was
+  // made, aligned, and may be of type Blocks. Checks each variable's size
+  // against its shape and each alias's target; throws rayo::Error naming `name`.
+  static Ct2Model assemble(std::string name, std::string spec_name, uint32_t spec_revision,
+                           std::vector<Ct2OwnedVariable> variables,
+                           std::vector<std::pair<std::string, std::string>> aliases);
 
   const std::string& path() const { return path_; }
+  // Whether the variables' bytes are a file's mapping (open), which can be
+  // dropped from memory and read back, rather than the process's own memory.
+  bool mapped() const { return !bytes_.empty() && owned_.empty() && buffers_.empty(); }
   uint32_t version() const { return version_; }
   const std::string& spec_name() const { return spec_name_; }  // "WhisperSpec"
   uint32_t spec_revision() const { return revision_; }
@@ -65,6 +91,7 @@ class Ct2Model {
   std::string path_;
   MappedFile mapping_;
   std::vector<uint8_t> owned_;
+  std::vector<AlignedBuffer> buffers_;  // an assembled model's variables
   std::span<const uint8_t> bytes_;
   uint32_t version_ = 0;
   std::string spec_name_;

@@ -32,15 +32,6 @@ Ct2ModelWriter::Ct2ModelWriter(const std::string& path, std::string_view spec_na
   write(&n_variables, 4);
 }
 
-Ct2ModelWriter::Ct2ModelWriter(std::vector<uint8_t>& memory, std::string_view spec_name, uint32_t spec_revision,
-                               uint32_t n_variables)
-    : path_("<memory>"), memory_(&memory), expected_(n_variables) {
-  write(&kBinaryVersion, 4);
-  write_string(spec_name);
-  write(&spec_revision, 4);
-  write(&n_variables, 4);
-}
-
 Ct2ModelWriter::~Ct2ModelWriter() {
   if (file_ == nullptr) return;
   // Unfinished (an exception is on its way): leave no truncated model behind.
@@ -49,12 +40,6 @@ Ct2ModelWriter::~Ct2ModelWriter() {
 }
 
 void Ct2ModelWriter::write(const void* data, size_t n) {
-  if (memory_ != nullptr) {
-    const auto* bytes = static_cast<const uint8_t*>(data);
-    memory_->insert(memory_->end(), bytes, bytes + n);
-    size_ += n;
-    return;
-  }
   if (std::fwrite(data, 1, n, file_) != n) fail(path_, ": write failed (", std::strerror(errno), ")");
   size_ += n;
 }
@@ -97,7 +82,6 @@ uint64_t Ct2ModelWriter::finish(std::span<const std::pair<std::string, std::stri
     write_string(alias);
     write_string(target);
   }
-  if (memory_ != nullptr) return size_;
   const int closed = std::fclose(file_);
   file_ = nullptr;
   if (closed != 0) fail(path_, ": write failed (", std::strerror(errno), ")");

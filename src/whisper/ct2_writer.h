@@ -32,9 +32,6 @@ namespace rayo::whisper {
 class Ct2ModelWriter {
  public:
   Ct2ModelWriter(const std::string& path, std::string_view spec_name, uint32_t spec_revision, uint32_t n_variables);
-  // Appends the model.bin to `memory` instead (an image for Ct2Model::from_bytes).
-  Ct2ModelWriter(std::vector<uint8_t>& memory, std::string_view spec_name, uint32_t spec_revision,
-                 uint32_t n_variables);
   ~Ct2ModelWriter();
   Ct2ModelWriter(const Ct2ModelWriter&) = delete;
   Ct2ModelWriter& operator=(const Ct2ModelWriter&) = delete;
@@ -49,7 +46,6 @@ class Ct2ModelWriter {
   void write_string(std::string_view s);
 
   std::string path_;
-  std::vector<uint8_t>* memory_ = nullptr;
   std::FILE* file_ = nullptr;
   uint32_t expected_ = 0, written_ = 0;
   uint64_t size_ = 0;

@@ -121,37 +121,44 @@ std::vector<uint64_t> squeezed(std::span<const uint64_t> shape) {
   return out;
 }
 
-// Appends a ggml tensor's values to `out` in `type` (F16 from F16, else F32).
-void append_values(const GgmlTensor& t, TensorType type, const std::string& path, std::vector<uint8_t>& out) {
-  const size_t at = out.size();
-  if (type == t.type && (type == TensorType::F16 || type == TensorType::F32)) {
-    out.insert(out.end(), t.bytes.begin(), t.bytes.end());
+// Whether a variable of this name and shape can keep a ggml file's blocks: a
+// matrix that rayo multiplies or embeds by rows (linear weights, the token
+// embedding); the convolutions (3-D), positions and vectors are read as floats.
+bool keeps_blocks(const PlannedVariable& v, TensorType type) {
+  const auto& block = info(type);
+  return block.quantized && block.decodes && v.shape.size() == 2 && std::string_view(v.name).ends_with("/weight") &&
+         v.shape[1] % block.block_size == 0;
+}
+
+// Writes a ggml tensor's values to `out` in `type`: its own bytes when it is
+// already of that type (f16, or the variable's block type), else f32, exactly.
+void copy_values(const GgmlTensor& t, TensorType type, const std::string& path, std::byte* out) {
+  if (type == t.type) {
+    std::memcpy(out, t.bytes.data(), t.bytes.size());
     return;
   }
   RAYO_CHECK(type == TensorType::F32);
   if (!quant::can_dequantize(t.type))
     fail(path, ": tensor '", t.name, "' has type ", type_name(t.type), ", which rayo cannot read");
-  out.resize(at + 4 * t.elements());
   // The bytes of a mapped file need not be aligned for the decoder's block types.
   std::vector<uint8_t> aligned(t.bytes.begin(), t.bytes.end());
   std::vector<float> values(t.elements());
   quant::dequantize_row(t.type, aligned.data(), values.data(), static_cast<int64_t>(values.size()));
-  std::memcpy(out.data() + at, values.data(), 4 * values.size());
+  std::memcpy(out, values.data(), 4 * values.size());
 }
 
-// One planned variable's bytes from the file: its type (f16 when every part
-// is f16, else f32) and values.
-std::pair<Ct2Type, std::vector<uint8_t>> gather(const GgmlWhisperFile& file, const PlannedVariable& v) {
+// One planned variable from the file, in memory of its own: f16 when every
+// part is f16; the parts' block type when they all share one that the variable
+// can keep (keeps_blocks), so a quantized file runs as stored; else f32.
+Ct2OwnedVariable gather(const GgmlWhisperFile& file, const PlannedVariable& v) {
   const std::vector<std::string> parts = openai_parts(v.name);
   RAYO_CHECK(!parts.empty(), v.name);
   std::vector<const GgmlTensor*> tensors;
-  bool all_f16 = true;
   for (const std::string& name : parts) {
     const GgmlTensor* t = nullptr;
     if (!name.empty()) {
       t = file.find(name);
       if (t == nullptr) fail(file.path(), ": no tensor '", name, "' (the model needs it for ", v.name, ")");
-      all_f16 = all_f16 && t->type == TensorType::F16;
     }
     tensors.push_back(t);
   }
@@ -168,16 +175,36 @@ std::pair<Ct2Type, std::vector<uint8_t>> gather(const GgmlWhisperFile& file, con
       fail(file.path(), ": tensor '", t->name, "' has ", t->elements(), " values in ", t->shape.size(),
            " dimensions, not [", want, "]");
     }
-  const Ct2Type type = all_f16 ? Ct2Type::F16 : Ct2Type::F32;
-  std::vector<uint8_t> bytes;
-  bytes.reserve(part_elements * parts.size() * ct2_type_size(type));
-  for (const GgmlTensor* t : tensors) {
-    if (t == nullptr)
-      bytes.resize(bytes.size() + part_elements * ct2_type_size(type), 0);  // +0.0 in f16 and f32 alike
-    else
-      append_values(*t, all_f16 ? TensorType::F16 : TensorType::F32, file.path(), bytes);
+
+  const auto same_type = [&](TensorType type, bool zeros_allowed) {
+    for (const GgmlTensor* t : tensors)
+      if (t == nullptr ? !zeros_allowed : t->type != type) return false;
+    return true;
+  };
+  Ct2OwnedVariable out;
+  out.name = v.name;
+  out.shape = v.shape;
+  const GgmlTensor* first = tensors.front() != nullptr ? tensors.front() : tensors.back();
+  TensorType type = TensorType::F32;
+  uint64_t part_bytes = 4 * part_elements;
+  if (same_type(TensorType::F16, true)) {
+    out.type = Ct2Type::F16;
+    type = TensorType::F16;
+    part_bytes = 2 * part_elements;
+  } else if (first != nullptr && keeps_blocks(v, first->type) && same_type(first->type, false)) {
+    out.type = Ct2Type::Blocks;
+    out.blocks = type = first->type;
+    part_bytes = row_bytes(type, v.shape[1]) * part_shape[0];
+  } else {
+    out.type = Ct2Type::F32;
   }
-  return {type, std::move(bytes)};
+  out.bytes = AlignedBuffer(part_bytes * parts.size(), 64);  // zero-filled: +0.0 for the parts that are zeros
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i] == nullptr) continue;
+    RAYO_CHECK(type == TensorType::F32 || tensors[i]->bytes.size() == part_bytes, tensors[i]->name);
+    copy_values(*tensors[i], type, file.path(), out.bytes.data() + i * part_bytes);
+  }
+  return out;
 }
 
 WhisperPreset preset_of(const GgmlWhisperFile& file) {
@@ -238,33 +265,22 @@ WhisperFiles load_ggml_whisper(const std::string& path) {
     vocabulary[id] = id < file.tokens().size() ? tokenizer::encode_bytes(file.tokens()[id]) : std::string();
   std::vector<std::string> merges = merges_from_ranks(vocabulary, ordinary);
 
-  // The model.bin a CTranslate2 converter would write for these weights, in memory.
+  // The variables a CTranslate2 converter would write for these weights, each
+  // in memory of its own (the weights once, not an image and a copy).
   const std::vector<PlannedVariable> plan = plan_whisper_variables(preset);
-  std::vector<std::pair<Ct2Type, std::vector<uint8_t>>> values;
-  values.reserve(plan.size());
-  uint64_t total = 0;
+  std::vector<Ct2OwnedVariable> variables;
+  variables.reserve(plan.size());
   for (const PlannedVariable& v : plan) {
     if (v.fill == Fill::Scalar) {
-      std::vector<uint8_t> bytes(ct2_type_size(v.type));
-      std::memcpy(bytes.data(), &v.scalar, bytes.size());  // little-endian
-      values.emplace_back(v.type, std::move(bytes));
+      Ct2OwnedVariable scalar{v.name, v.shape, v.type, TensorType::F32, AlignedBuffer(ct2_type_size(v.type), 64)};
+      std::memcpy(scalar.bytes.data(), &v.scalar, scalar.bytes.size());  // little-endian
+      variables.push_back(std::move(scalar));
     } else {
-      values.push_back(gather(file, v));
+      variables.push_back(gather(file, v));
     }
-    total += values.back().second.size() + v.name.size() + 64;
   }
-  std::vector<uint8_t> image;
-  image.reserve(total + 1024);
-  {
-    Ct2ModelWriter writer(image, kSpecName, kSpecRevision, static_cast<uint32_t>(plan.size()));
-    for (size_t i = 0; i < plan.size(); ++i) {
-      writer.add(plan[i].name, plan[i].shape, values[i].first, values[i].second);
-      std::vector<uint8_t>().swap(values[i].second);  // keep one copy of the weights, not two
-    }
-    const std::pair<std::string, std::string> aliases[] = {{"decoder/projection/weight", "decoder/embeddings/weight"}};
-    writer.finish(aliases);
-  }
-  Ct2Model model = Ct2Model::from_bytes(std::move(image), path);
+  Ct2Model model = Ct2Model::assemble(path, std::string(kSpecName), kSpecRevision, std::move(variables),
+                                      {{"decoder/projection/weight", "decoder/embeddings/weight"}});
   WhisperSpec spec = whisper_spec(model, whisper_config_json(preset), vocabulary, path);
   return WhisperFiles{std::move(model), std::move(spec), std::move(vocabulary), std::move(merges)};
 }
@@ -312,29 +328,32 @@ uint64_t write_ggml_whisper(const WhisperFiles& files, const std::string& path, 
   for (size_t n = 0; n < parts.size(); ++n) {
     const Part& p = parts[n];
     const Ct2Variable& v = *p.variable;
-    Ct2Type stored = v.type;
     TensorType source;
-    switch (stored) {
+    switch (v.type) {
       case Ct2Type::F32: source = TensorType::F32; break;
       case Ct2Type::F16: source = TensorType::F16; break;
       case Ct2Type::BF16: source = TensorType::BF16; break;
-      default: fail(files.model.path(), ": variable '", v.name, "' is ", ct2_type_name(stored), ", not a float tensor");
+      case Ct2Type::Blocks: source = v.blocks; break;  // a quantized whisper.cpp file, written again
+      default: fail(files.model.path(), ": variable '", v.name, "' is ", ct2_type_name(v.type), ", not a float tensor");
     }
     const uint64_t part_elements = v.elements() / p.count;
-    const size_t element_bytes = ct2_type_size(stored);
-    aligned.assign(v.bytes.begin() + static_cast<std::ptrdiff_t>(p.index * part_elements * element_bytes),
-                   v.bytes.begin() + static_cast<std::ptrdiff_t>((p.index + 1) * part_elements * element_bytes));
-    values.resize(part_elements);
-    quant::dequantize_row(source, aligned.data(), values.data(), static_cast<int64_t>(part_elements));
-
+    const uint64_t part_bytes = v.bytes.size() / p.count;  // rows split evenly, whole blocks each
+    aligned.assign(v.bytes.begin() + static_cast<std::ptrdiff_t>(p.index * part_bytes),
+                   v.bytes.begin() + static_cast<std::ptrdiff_t>((p.index + 1) * part_bytes));
     std::vector<uint64_t> shape(v.shape.begin(), v.shape.end());
     shape[0] /= p.count;
     if (p.name == "encoder.conv1.bias" || p.name == "encoder.conv2.bias") shape.push_back(1);  // [n, 1], as whisper.cpp has them
     TensorType written = type;
     if (stays_f32(p.name, v.shape.size())) written = TensorType::F32;
     else if (info(type).quantized && (shape.size() != 2 || shape[1] % info(type).block_size != 0)) written = TensorType::F16;
-    out.resize(row_bytes(written, part_elements));
-    quant::quantize_row(written, values.data(), out.data(), static_cast<int64_t>(part_elements));
+    if (written == source) {
+      out = aligned;  // already in the asked type: the same bytes, not quantized twice
+    } else {
+      values.resize(part_elements);
+      quant::dequantize_row(source, aligned.data(), values.data(), static_cast<int64_t>(part_elements));
+      out.resize(row_bytes(written, part_elements));
+      quant::quantize_row(written, values.data(), out.data(), static_cast<int64_t>(part_elements));
+    }
     writer.add(p.name, shape, written, out);
     done += v.bytes.size() / p.count;
     if (progress) progress(done, total);

@@ -10,9 +10,12 @@
 // them, the special tokens whisper.cpp names from the vocabulary's size). So
 // both kinds of file run through one model, one tokenizer and one decoder.
 //
-// Tensors stay in their type when it is f32 or f16; quantized tensors (Q4_0 ...
-// Q8_0, the k-quants) are dequantized to f32 at load, exactly, and
-// --compute-type int8 quantizes them again as it does every model's.
+// Tensors stay in their type when it is f32 or f16, and so do the quantized
+// matrices (Q4_0 ... Q8_0, the k-quants: linear weights and the token
+// embedding, whose rows are whole blocks), which run as stored: a q5_0 model
+// takes its file's size in memory, not four bytes a weight. A variable stacked
+// from parts of different types (say Q, K, V quantized unlike each other)
+// is dequantized to f32, exactly.
 #include <cstdint>
 #include <functional>
 #include <string>

@@ -19,6 +19,7 @@ TensorType stored_type(const Ct2Model& model, const Ct2Variable& v) {
     case Ct2Type::F32: return TensorType::F32;
     case Ct2Type::F16: return TensorType::F16;
     case Ct2Type::BF16: return TensorType::BF16;
+    case Ct2Type::Blocks: return v.blocks;  // a whisper.cpp file's quantized matrix, as stored
     default:
       fail(model.path(), ": variable '", v.name, "' is ", ct2_type_name(v.type),
            "; rayo reads float32, float16 and bfloat16 Whisper models (convert int8 ones from their float source; "
@@ -27,6 +28,7 @@ TensorType stored_type(const Ct2Model& model, const Ct2Variable& v) {
 }
 
 bool is_float(Ct2Type t) { return t == Ct2Type::F32 || t == Ct2Type::F16 || t == Ct2Type::BF16; }
+bool is_weight(Ct2Type t) { return is_float(t) || t == Ct2Type::Blocks; }
 
 // A weight matrix (linear, convolution or embedding) whose rows are whole Q8_0 blocks.
 bool quantizable(const Ct2Variable& v) {
@@ -54,7 +56,7 @@ WeightStore::WeightStore(const Ct2Model& model, WeightFormat format, int n_threa
       to_quantize.push_back(&v);
       continue;
     }
-    if (reinterpret_cast<uintptr_t>(v.bytes.data()) % 64 == 0 || v.bytes.empty() || !is_float(v.type)) continue;
+    if (reinterpret_cast<uintptr_t>(v.bytes.data()) % 64 == 0 || v.bytes.empty() || !is_weight(v.type)) continue;
     Copy copy{AlignedBuffer(v.bytes.size(), 64), stored_type(model, v)};
     std::memcpy(copy.bytes.data(), v.bytes.data(), v.bytes.size());
     copies_.emplace(&v, std::move(copy));

@@ -7,7 +7,8 @@
 //  - with int8 weights (faster-whisper's compute_type="int8"), every weight
 //    matrix whose rows are whole blocks of 32 is quantized at load to Q8_0
 //    (8-bit values with an f16 scale per 32), the format of rayo's fastest
-//    CPU kernels; the vectors (norms, biases, positions) keep their type.
+//    CPU kernels; the vectors (norms, biases, positions) keep their type, and
+//    so do a whisper.cpp file's quantized matrices (already 4 to 8 bits).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -29,10 +30,10 @@ class WeightStore {
 
   // The variable's bytes, 64-byte aligned, in type(v).
   const std::byte* data(const Ct2Variable& v) const;
-  // F32, F16 or BF16 as stored, or Q8_0 when quantized here. Throws for other types.
+  // F32, F16, BF16 or a whisper.cpp file's block type as stored, or Q8_0 when quantized here. Throws for other types.
   TensorType type(const Ct2Variable& v) const;
-  // Whether those bytes are in the file's mapping (not a copy).
-  bool in_file(const Ct2Variable& v) const { return !copies_.count(&v); }
+  // Whether those bytes are in the file's mapping (not a copy, nor a model made in memory).
+  bool in_file(const Ct2Variable& v) const { return model_.mapped() && !copies_.count(&v); }
 
  private:
   struct Copy {

@@ -14,6 +14,8 @@
 #include "support/scoped_env.h"
 #include "support/synth_models.h"
 #include "whisper/ct2_writer.h"
+#include "whisper/ggml_whisper.h"
+#include "whisper/whisper_loader.h"
 #include "whisper/weight_store.h"
 #include "whisper/whisper_graphs.h"
 #include "whisper/whisper_presets.h"
@@ -109,13 +111,21 @@ void add_whisper_specs(std::vector<cuda::KernelSpec>& out, std::set<std::string>
   kv.max_seq_len = s.n_text_ctx;
   kv.block_size = 16;
   kv.cross_len = s.n_audio_ctx;
-  for (auto format : {whisper::WeightFormat::AsStored, whisper::WeightFormat::Int8}) {
-    const whisper::WeightStore weights(files.model, format, 1);
+  // The folder as stored and quantized at load, and written as a whisper.cpp q8_0 file (its blocks as stored).
+  const std::filesystem::path dir = temp_dir("emulated_whisper_ggml_specs");
+  whisper::write_ggml_whisper(files, (dir / "q8_0.bin").string(), TensorType::Q8_0);
+  const whisper::WhisperFiles ggml = whisper::load_whisper((dir / "q8_0.bin").string());
+  std::filesystem::remove_all(dir);
+  const std::pair<const whisper::WhisperFiles*, whisper::WeightFormat> cases[] = {
+      {&files, whisper::WeightFormat::AsStored}, {&files, whisper::WeightFormat::Int8},
+      {&ggml, whisper::WeightFormat::AsStored}};
+  for (const auto& [model, format] : cases) {
+    const whisper::WeightStore weights(model->model, format, 1);
     graph::GraphConfig encoder{s.n_audio_ctx, 1};
     encoder.max_frames = 2 * int64_t{s.n_audio_ctx};
     const graph::GraphConfig decoder{8, kEmulatedWhisperSequences + 1};
-    for (graph::Graph g : {whisper::build_encoder_graph(files.model, weights, s, encoder),
-                           whisper::build_decoder_graph(files.model, weights, s, decoder)}) {
+    for (graph::Graph g : {whisper::build_encoder_graph(model->model, weights, s, encoder),
+                           whisper::build_decoder_graph(model->model, weights, s, decoder)}) {
       graph::run_passes(g, graph::decoder_fusion_passes());
       for (const auto& spec : cuda::graph_kernel_specs(g, kv))
         if (seen.insert(spec.key()).second) out.push_back(spec);

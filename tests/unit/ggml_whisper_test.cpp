@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "audio/audio_stream.h"
+#include "audio/mel_filters.h"
 #include "common/error.h"
 #include "quant/dequantize.h"
 #include "support/paths.h"
@@ -31,14 +32,17 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<float> values_of(const Ct2Variable& v) {
-  const TensorType type = v.type == Ct2Type::F16 ? TensorType::F16 : v.type == Ct2Type::BF16 ? TensorType::BF16 : TensorType::F32;
+  const TensorType type = v.type == Ct2Type::Blocks ? v.blocks
+                          : v.type == Ct2Type::F16  ? TensorType::F16
+                          : v.type == Ct2Type::BF16 ? TensorType::BF16
+                                                    : TensorType::F32;
   std::vector<uint8_t> aligned(v.bytes.begin(), v.bytes.end());
   std::vector<float> out(v.elements());
   quant::dequantize_row(type, aligned.data(), out.data(), static_cast<int64_t>(out.size()));
   return out;
 }
 
-bool is_float(Ct2Type t) { return t == Ct2Type::F32 || t == Ct2Type::F16 || t == Ct2Type::BF16; }
+bool is_float(Ct2Type t) { return t == Ct2Type::F32 || t == Ct2Type::F16 || t == Ct2Type::BF16 || t == Ct2Type::Blocks; }
 
 // The largest difference between the two models' values of each variable; fails on a missing one.
 double max_difference(const Ct2Model& a, const Ct2Model& b) {
@@ -157,11 +161,73 @@ TEST_F(RealGgmlWhisper, QuantizedFilesReadBackWithinTheirQuantization) {
     EXPECT_EQ(raw.find("encoder.conv2.weight")->type, TensorType::F16);  // 3-D: not quantized
     EXPECT_EQ(raw.find("encoder.positional_embedding")->type, TensorType::F32);
     const WhisperFiles ggml = load_whisper(file);
-    EXPECT_EQ(ggml.model.get("decoder/layer_0/ffn/linear_0/weight").type, Ct2Type::F32);  // dequantized exactly
+    // The matrices keep the file's blocks, byte for byte; Q, K and V stacked by rows.
+    const Ct2Variable& fc1 = ggml.model.get("decoder/layer_0/ffn/linear_0/weight");
+    EXPECT_EQ(fc1.type, Ct2Type::Blocks);
+    EXPECT_EQ(fc1.blocks, type);
+    const GgmlTensor& mlp0 = *raw.find("decoder.blocks.0.mlp.0.weight");
+    EXPECT_TRUE(std::equal(fc1.bytes.begin(), fc1.bytes.end(), mlp0.bytes.begin(), mlp0.bytes.end()));
+    const Ct2Variable& qkv = ggml.model.get("encoder/layer_1/self_attention/linear_0/weight");
+    ASSERT_EQ(qkv.type, Ct2Type::Blocks);
+    const GgmlTensor& value = *raw.find("encoder.blocks.1.attn.value.weight");
+    ASSERT_EQ(qkv.bytes.size(), 3 * value.bytes.size());
+    EXPECT_TRUE(std::equal(value.bytes.begin(), value.bytes.end(), qkv.bytes.begin() + 2 * value.bytes.size()));
+    EXPECT_EQ(ggml.model.get("decoder/embeddings/weight").type, Ct2Type::Blocks);
+    EXPECT_EQ(ggml.model.get("encoder/conv1/weight").type, Ct2Type::F16);
+    EXPECT_EQ(ggml.model.get("encoder/layer_0/self_attention/linear_0/bias").type, Ct2Type::F32);
     const double worst = max_difference(ct2.model, ggml.model);
     EXPECT_GT(worst, 0.0);
     EXPECT_LT(worst, bound);
+
+    // Written again in its own type, each tensor keeps its bytes (not quantized twice).
+    const std::string again = (dir_ / "again.bin").string();
+    write_ggml_whisper(ggml, again, type);
+    const GgmlWhisperFile reread = GgmlWhisperFile::open(again);
+    ASSERT_EQ(reread.tensors().size(), raw.tensors().size());
+    for (const GgmlTensor& t : raw.tensors()) {
+      const GgmlTensor* u = reread.find(t.name);
+      ASSERT_NE(u, nullptr) << t.name;
+      EXPECT_EQ(u->type, t.type) << t.name;
+      EXPECT_TRUE(std::equal(t.bytes.begin(), t.bytes.end(), u->bytes.begin(), u->bytes.end())) << t.name;
+    }
   }
+}
+
+// Q, K and V quantized unlike each other (a file from another tool) cannot be
+// one variable of blocks: that variable is read as f32, exactly, and the
+// others keep their blocks.
+TEST_F(GgmlWhisper, PartsOfDifferentTypesReadAsFloats) {
+  WhisperPreset p = whisper_preset("tiny.en");
+  p.n_layer = 1;
+  p.n_text_layer = 1;
+  const auto folder = dir_ / "m";
+  write_ct2_whisper(p, 3, folder.string());
+  const WhisperFiles ct2 = load_ct2_whisper(folder.string());
+  const std::string q8 = (dir_ / "q8.bin").string(), q4 = (dir_ / "q4.bin").string();
+  write_ggml_whisper(ct2, q8, TensorType::Q8_0);
+  write_ggml_whisper(ct2, q4, TensorType::Q4_0);
+  // q8's tensors, but the encoder's key projection from q4 (the same extents, fewer bytes).
+  const GgmlWhisperFile a = GgmlWhisperFile::open(q8), b = GgmlWhisperFile::open(q4);
+  {
+    const audio::MelFilters filters = audio::slaney_mel_filters(80, 400, 16000);
+    GgmlWhisperWriter w((dir_ / "mixed.bin").string(), a.hparams(), filters.weights, filters.n_mels, filters.n_bins,
+                        a.tokens());
+    for (const GgmlTensor& t : a.tensors()) {
+      const GgmlTensor& from = t.name == "encoder.blocks.0.attn.key.weight" ? *b.find(t.name) : t;
+      w.add(from.name, from.shape, from.type, from.bytes);
+    }
+    w.finish();
+  }
+  const WhisperFiles mixed = load_whisper((dir_ / "mixed.bin").string());
+  EXPECT_EQ(mixed.model.get("encoder/layer_0/self_attention/linear_0/weight").type, Ct2Type::F32);
+  EXPECT_EQ(mixed.model.get("decoder/layer_0/self_attention/linear_0/weight").type, Ct2Type::Blocks);
+  const WhisperFiles plain = load_whisper(q8);
+  const auto x = values_of(mixed.model.get("encoder/layer_0/self_attention/linear_0/weight"));
+  const auto y = values_of(plain.model.get("encoder/layer_0/self_attention/linear_0/weight"));
+  ASSERT_EQ(x.size(), y.size());
+  const size_t d = x.size() / 3;
+  for (size_t i : {size_t{0}, d - 1, 2 * d, x.size() - 1}) EXPECT_EQ(x[i], y[i]) << i;  // Q and V as q8's
+  EXPECT_NE(std::vector<float>(x.begin() + d, x.begin() + 2 * d), std::vector<float>(y.begin() + d, y.begin() + 2 * d));
 }
 
 TEST_F(GgmlWhisper, MultilingualLargeV3VocabularyKeepsItsSpecialTokens) {
