@@ -64,4 +64,12 @@ void MappedFile::advise_will_need() const {
   if (data_) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_WILLNEED);
 }
 
+void MappedFile::drop_pages(std::span<const uint8_t> range) const {
+  if (!data_ || range.data() < data_ || range.data() + range.size() > data_ + size_) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(range.data()) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(range.data()) + range.size()) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 }  // namespace rayo

@@ -26,6 +26,10 @@ class MappedFile {
 
   // Hints the kernel that the whole file will be read soon (sequential prefetch).
   void advise_will_need() const;
+  // Lets the kernel drop the resident pages lying wholly inside `range` (a part
+  // of this mapping, copied elsewhere): they no longer count in the process's
+  // memory, and read back from the file if touched again.
+  void drop_pages(std::span<const uint8_t> range) const;
 
  private:
   void release();

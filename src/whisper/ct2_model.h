@@ -70,6 +70,11 @@ class Ct2Model {
   // Whether the variables' bytes are a file's mapping (open), which can be
   // dropped from memory and read back, rather than the process's own memory.
   bool mapped() const { return !bytes_.empty() && owned_.empty() && buffers_.empty(); }
+  // A mapped model's variable was copied elsewhere and will not be read here
+  // again: its file pages may leave memory (MappedFile::drop_pages). No-op otherwise.
+  void drop_pages(const Ct2Variable& v) const {
+    if (mapped()) mapping_.drop_pages(v.bytes);
+  }
   uint32_t version() const { return version_; }
   const std::string& spec_name() const { return spec_name_; }  // "WhisperSpec"
   uint32_t spec_revision() const { return revision_; }

@@ -60,6 +60,7 @@ WeightStore::WeightStore(const Ct2Model& model, WeightFormat format, int n_threa
     Copy copy{AlignedBuffer(v.bytes.size(), 64), stored_type(model, v)};
     std::memcpy(copy.bytes.data(), v.bytes.data(), v.bytes.size());
     copies_.emplace(&v, std::move(copy));
+    model.drop_pages(v);  // read from the copy from now on: the file's pages need not stay resident too
   }
 
   // The quantization, a variable at a time on each thread (largest first would
@@ -81,6 +82,7 @@ WeightStore::WeightStore(const Ct2Model& model, WeightFormat format, int n_threa
         quant::dequantize_row(from, stored.data(), row.data(), cols);
         quant::quantize_row(TensorType::Q8_0, row.data(), out + r * rayo::row_bytes(TensorType::Q8_0, cols), cols);
       }
+      model.drop_pages(v);
     }
   };
   std::vector<std::thread> threads;

@@ -3,7 +3,8 @@
 //  - model.bin packs variables without padding, so many start at odd offsets
 //    (an f16 tensor at an odd byte), which the kernels do not accept: the
 //    variables not aligned to 64 bytes are copied once into aligned memory,
-//    the others are read in place from the mapping;
+//    the others are read in place from the mapping (the file's pages of a
+//    copied variable are let go, so a model is not resident twice);
 //  - with int8 weights (faster-whisper's compute_type="int8"), every weight
 //    matrix whose rows are whole blocks of 32 is quantized at load to Q8_0
 //    (8-bit values with an f16 scale per 32), the format of rayo's fastest
