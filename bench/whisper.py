@@ -12,6 +12,9 @@ otherwise).
 
   bench/whisper.py -m .cache/models/whisper-tiny.en ../shared/whisper/audio/long.wav
   bench/whisper.py -m MODEL CLIP --beam-size 5 --compute-type int8 --rounds 5
+  # rayo on a whisper.cpp file made from the folder (rayo convert --type q8_0),
+  # faster-whisper on the folder:
+  bench/whisper.py -m MODEL --rayo-model ggml-model-q8_0.bin CLIP --compute-type int8
 
 Environment: RAYO (the rayo binary, default build/rayo).
 """
@@ -25,7 +28,7 @@ import time
 
 
 def rayo_seconds(args, clip, *extra):
-    cmd = [os.environ.get("RAYO", "build/rayo"), "transcribe", "-m", args.model, "-t", str(args.threads),
+    cmd = [os.environ.get("RAYO", "build/rayo"), "transcribe", "-m", args.rayo_model or args.model, "-t", str(args.threads),
            "--language", "en", "--beam-size", str(args.beam_size), "--compute-type", args.compute_type, *extra, clip]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -38,6 +41,7 @@ def rayo_seconds(args, clip, *extra):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-m", "--model", required=True, help="CTranslate2 Whisper folder")
+    p.add_argument("--rayo-model", help="the model rayo runs, when not the folder (a whisper.cpp ggml file)")
     p.add_argument("clip", help="audio file")
     p.add_argument("-t", "--threads", type=int, default=2)
     p.add_argument("--beam-size", type=int, default=1)
@@ -68,7 +72,8 @@ def main():
             ratios.append(fw_times[-1] / seconds)
 
     print(f"clip: {args.clip} ({duration:.1f} s), {args.threads} threads, beam {args.beam_size}, "
-          f"{args.compute_type}, {args.rounds} rounds (medians)\n")
+          f"{args.compute_type}, {args.rounds} rounds (medians)"
+          + (f"; rayo on {args.rayo_model}" if args.rayo_model else "") + "\n")
     print("| engine | seconds | real time |")
     print("|---|---:|---:|")
     r = statistics.median(rayo_times)
