@@ -68,7 +68,7 @@ class Whisper:
     """A Whisper model: faster-whisper's WhisperModel(model_size_or_path, device, compute_type, cpu_threads).
 
     model_size_or_path is a CTranslate2 Whisper folder (model.bin, config.json,
-    vocabulary.txt) or a whisper.cpp ggml-*.bin file. device: "auto" (the CPU), "cpu" or "cuda" (the GPU
+    vocabulary.json or .txt) or a whisper.cpp ggml-*.bin file. device: "auto" (the CPU), "cpu" or "cuda" (the GPU
     path is checked against the CPU on an emulated GPU, not yet measured on one). compute_type: "default", "float32", "float16" (weights as stored) or
     "int8" (quantized at load). max_beams bounds beam_size and best_of.
     """

@@ -47,7 +47,7 @@ void setup(CLI::App& root) {
   auto o = std::make_shared<ConvertOptions>();
   auto* cmd = root.add_subcommand("convert", "Write a Whisper model as a whisper.cpp ggml file");
   cmd->add_option("-m,--model", o->model,
-                  "Whisper model: a CTranslate2 folder (model.bin, config.json, vocabulary.txt) or a whisper.cpp "
+                  "Whisper model: a CTranslate2 folder (model.bin, config.json, vocabulary.json or .txt) or a whisper.cpp "
                   "ggml-*.bin file")
       ->required();
   cmd->add_option("-o,--output", o->output, "ggml file to write")->required();

@@ -138,7 +138,7 @@ void run_transcribe(const TranscribeCommandOptions& o) {
 void setup(CLI::App& root) {
   auto o = std::make_shared<TranscribeCommandOptions>();
   auto* cmd = root.add_subcommand("transcribe", "Transcribe speech with a Whisper model (as faster-whisper does)");
-  cmd->add_option("-m,--model", o->model, "Whisper model: a CTranslate2 folder (model.bin, config.json, vocabulary.txt) or a whisper.cpp ggml-*.bin file")
+  cmd->add_option("-m,--model", o->model, "Whisper model: a CTranslate2 folder (model.bin, config.json, vocabulary.json or .txt) or a whisper.cpp ggml-*.bin file")
       ->required();
   cmd->add_option("audio", o->audio, "audio files (WAV, FLAC, OGG, MP3; any rate and channels), or - for standard input")
       ->required();

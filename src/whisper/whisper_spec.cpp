@@ -44,6 +44,34 @@ std::string read_file(const std::filesystem::path& path) {
   return s.str();
 }
 
+// The folder's tokens, id order: vocabulary.json (a JSON list of strings, what
+// CTranslate2 4's converters write, as in Systran's faster-whisper-large-v3)
+// or vocabulary.txt (a token a line, what older converters wrote).
+std::vector<std::string> read_vocabulary(const std::filesystem::path& dir) {
+  std::vector<std::string> vocabulary;
+  if (const auto json_path = dir / "vocabulary.json"; std::filesystem::exists(json_path)) {
+    const std::string where = json_path.string();
+    nlohmann::json tokens;
+    try {
+      tokens = nlohmann::json::parse(read_file(json_path));
+    } catch (const nlohmann::json::exception& e) {
+      fail(where, ": not valid JSON (", e.what(), ")");
+    }
+    if (!tokens.is_array()) fail(where, ": not a list of tokens");
+    for (const auto& t : tokens) {
+      if (!t.is_string()) fail(where, ": token ", vocabulary.size(), " is not a string");
+      vocabulary.push_back(t.get<std::string>());
+    }
+    return vocabulary;
+  }
+  const auto txt_path = dir / "vocabulary.txt";
+  if (!std::filesystem::exists(txt_path))
+    fail(dir.string(), ": no vocabulary.json or vocabulary.txt (is this a CTranslate2 Whisper folder?)");
+  std::istringstream lines(read_file(txt_path));
+  for (std::string line; std::getline(lines, line);) vocabulary.push_back(line);
+  return vocabulary;
+}
+
 }  // namespace
 
 WhisperSpec whisper_spec(const Ct2Model& m, std::string_view config_json, const std::vector<std::string>& vocabulary,
@@ -118,13 +146,9 @@ WhisperSpec whisper_spec(const Ct2Model& m, std::string_view config_json, const 
 WhisperFiles load_ct2_whisper(const std::string& folder) {
   const std::filesystem::path dir(folder);
   if (!std::filesystem::is_directory(dir))
-    fail(folder, ": not a folder (a CTranslate2 Whisper model is a folder with model.bin, config.json, vocabulary.txt)");
+    fail(folder, ": not a folder (a CTranslate2 Whisper model is a folder with model.bin, config.json, vocabulary.json or .txt)");
   Ct2Model model = Ct2Model::open((dir / "model.bin").string());
-  std::vector<std::string> vocabulary;
-  {
-    std::istringstream lines(read_file(dir / "vocabulary.txt"));
-    for (std::string line; std::getline(lines, line);) vocabulary.push_back(line);
-  }
+  const std::vector<std::string> vocabulary = read_vocabulary(dir);
   const std::string config_path = (dir / "config.json").string();
   WhisperSpec spec = whisper_spec(model, read_file(config_path), vocabulary, config_path);
   std::vector<std::string> merges;

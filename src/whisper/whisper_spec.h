@@ -4,7 +4,8 @@
 // model.bin's variables (any size from tiny to large-v3, English-only or
 // multilingual, 80 or 128 mel bins), the decoding lists from config.json
 // (suppressed tokens, alignment heads, language ids), the vocabulary from
-// vocabulary.txt (one byte-level BPE token a line, the line number is its id).
+// vocabulary.json or vocabulary.txt (the byte-level BPE tokens in id order: a
+// JSON list, as CTranslate2 4 writes it, or one a line, as older versions did).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -56,7 +57,7 @@ struct WhisperFiles {
   // (the tokenizer then decodes but does not encode).
   std::vector<std::string> merges;
 };
-// Reads the folder (model.bin, config.json, vocabulary.txt, and tokenizer.json
+// Reads the folder (model.bin, config.json, vocabulary.json or .txt, and tokenizer.json
 // when it is there). Throws rayo::Error naming the file and what is wrong: a
 // missing file, a model that is not a Whisper model, sizes that do not agree
 // with each other.

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/error.h"
@@ -187,6 +189,44 @@ TEST(WhisperSpec, TinyEnSizesAndSpecialTokens) {
   EXPECT_EQ(s.alignment_heads.size(), 8u);
   EXPECT_EQ(s.alignment_heads.front(), (std::pair<int32_t, int32_t>{1, 0}));
   EXPECT_EQ(s.lang_ids.size(), 98u);
+}
+
+// CTranslate2 4's converters write vocabulary.json (a JSON list) where older
+// ones wrote vocabulary.txt: Systran's faster-whisper-large-v3 has the former.
+// Either reads as the same vocabulary; a broken one is refused in one line.
+TEST(WhisperSpec, VocabularyJsonReadsAsVocabularyTxt) {
+  if (const auto why = test::real_whisper_absent(); !why.empty()) GTEST_SKIP() << why;
+  const std::filesystem::path real = test::real_whisper_dir();
+  const WhisperFiles from_txt = load_ct2_whisper(real.string());
+  const auto dir = test::temp_dir("vocabulary-json");
+  for (const char* f : {"model.bin", "config.json", "tokenizer.json"})
+    std::filesystem::create_symlink(real / f, dir / f);
+  auto write_vocabulary = [&](const std::string& text) { std::ofstream(dir / "vocabulary.json", std::ios::binary) << text; };
+  write_vocabulary(nlohmann::json(from_txt.vocabulary).dump(2));  // as CTranslate2's json.dump(tokens, indent=2)
+  const WhisperFiles from_json = load_ct2_whisper(dir.string());
+  EXPECT_EQ(from_json.vocabulary, from_txt.vocabulary);
+  EXPECT_EQ(from_json.spec.eot, from_txt.spec.eot);
+  EXPECT_EQ(from_json.spec.timestamp_begin, from_txt.spec.timestamp_begin);
+  EXPECT_EQ(from_json.merges, from_txt.merges);
+
+  auto error_of = [&] {
+    try {
+      (void)load_ct2_whisper(dir.string());
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  write_vocabulary("[\"a\", 3]");
+  EXPECT_NE(error_of().find("token 1 is not a string"), std::string::npos) << error_of();
+  write_vocabulary("{\"a\": 1}");
+  EXPECT_NE(error_of().find("not a list of tokens"), std::string::npos) << error_of();
+  write_vocabulary("[\"a\", ");
+  EXPECT_NE(error_of().find("vocabulary.json: not valid JSON"), std::string::npos) << error_of();
+  EXPECT_EQ(error_of().find('\n'), std::string::npos) << error_of();
+  std::filesystem::remove(dir / "vocabulary.json");
+  EXPECT_NE(error_of().find("no vocabulary.json or vocabulary.txt"), std::string::npos) << error_of();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(WhisperSpec, RefusesWhatIsNotAWhisperFolder) {
