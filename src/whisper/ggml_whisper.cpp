@@ -11,6 +11,7 @@
 #include "quant/dequantize.h"
 #include "quant/quantize.h"
 #include "tokenizer/byte_encoding.h"
+#include "whisper/ct2_int8.h"
 #include "whisper/ct2_writer.h"
 #include "whisper/ggml_whisper_file.h"
 #include "whisper/whisper_tokenizer.h"
@@ -328,31 +329,41 @@ uint64_t write_ggml_whisper(const WhisperFiles& files, const std::string& path, 
   for (size_t n = 0; n < parts.size(); ++n) {
     const Part& p = parts[n];
     const Ct2Variable& v = *p.variable;
-    TensorType source;
-    switch (v.type) {
-      case Ct2Type::F32: source = TensorType::F32; break;
-      case Ct2Type::F16: source = TensorType::F16; break;
-      case Ct2Type::BF16: source = TensorType::BF16; break;
-      case Ct2Type::Blocks: source = v.blocks; break;  // a quantized whisper.cpp file, written again
-      default: fail(files.model.path(), ": variable '", v.name, "' is ", ct2_type_name(v.type), ", not a float tensor");
-    }
-    const uint64_t part_elements = v.elements() / p.count;
-    const uint64_t part_bytes = v.bytes.size() / p.count;  // rows split evenly, whole blocks each
-    aligned.assign(v.bytes.begin() + static_cast<std::ptrdiff_t>(p.index * part_bytes),
-                   v.bytes.begin() + static_cast<std::ptrdiff_t>((p.index + 1) * part_bytes));
     std::vector<uint64_t> shape(v.shape.begin(), v.shape.end());
     shape[0] /= p.count;
     if (p.name == "encoder.conv1.bias" || p.name == "encoder.conv2.bias") shape.push_back(1);  // [n, 1], as whisper.cpp has them
     TensorType written = type;
     if (stays_f32(p.name, v.shape.size())) written = TensorType::F32;
     else if (info(type).quantized && (shape.size() != 2 || shape[1] % info(type).block_size != 0)) written = TensorType::F16;
-    if (written == source) {
-      out = aligned;  // already in the asked type: the same bytes, not quantized twice
-    } else {
+    const uint64_t part_elements = v.elements() / p.count;
+
+    if (const Ct2Variable* scale = ct2_int8_scale(files.model, v)) {  // a CTranslate2 int8 model's matrix
       values.resize(part_elements);
-      quant::dequantize_row(source, aligned.data(), values.data(), static_cast<int64_t>(part_elements));
+      const auto part_rows = static_cast<int64_t>(shape[0]);
+      ct2_int8_to_f32(v, *scale, static_cast<int64_t>(p.index) * part_rows, part_rows, values.data());
       out.resize(row_bytes(written, part_elements));
       quant::quantize_row(written, values.data(), out.data(), static_cast<int64_t>(part_elements));
+    } else {
+      TensorType source;
+      switch (v.type) {
+        case Ct2Type::F32: source = TensorType::F32; break;
+        case Ct2Type::F16: source = TensorType::F16; break;
+        case Ct2Type::BF16: source = TensorType::BF16; break;
+        case Ct2Type::Blocks: source = v.blocks; break;  // a quantized whisper.cpp file, written again
+        default:
+          fail(files.model.path(), ": variable '", v.name, "' is ", ct2_type_name(v.type), ", not a float tensor");
+      }
+      const uint64_t part_bytes = v.bytes.size() / p.count;  // rows split evenly, whole blocks each
+      aligned.assign(v.bytes.begin() + static_cast<std::ptrdiff_t>(p.index * part_bytes),
+                     v.bytes.begin() + static_cast<std::ptrdiff_t>((p.index + 1) * part_bytes));
+      if (written == source) {
+        out = aligned;  // already in the asked type: the same bytes, not quantized twice
+      } else {
+        values.resize(part_elements);
+        quant::dequantize_row(source, aligned.data(), values.data(), static_cast<int64_t>(part_elements));
+        out.resize(row_bytes(written, part_elements));
+        quant::quantize_row(written, values.data(), out.data(), static_cast<int64_t>(part_elements));
+      }
     }
     writer.add(p.name, shape, written, out);
     done += v.bytes.size() / p.count;

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "quant/dequantize.h"
 #include "quant/quantize.h"
+#include "whisper/ct2_int8.h"
 
 namespace rayo::whisper {
 namespace {
@@ -22,8 +23,7 @@ TensorType stored_type(const Ct2Model& model, const Ct2Variable& v) {
     case Ct2Type::Blocks: return v.blocks;  // a whisper.cpp file's quantized matrix, as stored
     default:
       fail(model.path(), ": variable '", v.name, "' is ", ct2_type_name(v.type),
-           "; rayo reads float32, float16 and bfloat16 Whisper models (convert int8 ones from their float source; "
-           "rayo quantizes at load with --compute-type int8)");
+           "; rayo reads float32, float16, bfloat16 and int8 Whisper models (int8 weights with a float32 scale a row)");
   }
 }
 
@@ -49,6 +49,21 @@ WeightFormat weight_format(const std::string& compute_type) {
 WeightStore::WeightStore(const Ct2Model& model, WeightFormat format, int n_threads) : model_(model) {
   std::vector<const Ct2Variable*> to_quantize;
   for (const Ct2Variable& v : model.variables()) {
+    if (const Ct2Variable* scale = ct2_int8_scale(model, v)) {
+      // A CTranslate2 int8 model's matrix: already 8 bits, so Q8_0 with its
+      // row's scale in every block, whatever the format asked; rows that are
+      // not whole blocks (the first convolution's 3 x mels) as floats.
+      const int64_t rows = v.shape[0];
+      const int64_t cols = static_cast<int64_t>(v.elements()) / rows;
+      const bool blocks = cols % 32 == 0;
+      Copy copy{AlignedBuffer(blocks ? rayo::row_bytes(TensorType::Q8_0, cols) * rows : 4 * v.elements(), 64),
+                blocks ? TensorType::Q8_0 : TensorType::F32};
+      if (blocks) ct2_int8_to_q8_0(v, *scale, copy.bytes.data());
+      else ct2_int8_to_f32(v, *scale, 0, rows, copy.bytes.as<float>());
+      copies_.emplace(&v, std::move(copy));
+      model.drop_pages(v);
+      continue;
+    }
     if (format == WeightFormat::Int8 && quantizable(v)) {
       const int64_t rows = v.shape[0];
       const int64_t cols = static_cast<int64_t>(v.elements()) / rows;

@@ -9,7 +9,9 @@
 //    matrix whose rows are whole blocks of 32 is quantized at load to Q8_0
 //    (8-bit values with an f16 scale per 32), the format of rayo's fastest
 //    CPU kernels; the vectors (norms, biases, positions) keep their type, and
-//    so do a whisper.cpp file's quantized matrices (already 4 to 8 bits).
+//    so do a whisper.cpp file's quantized matrices (already 4 to 8 bits);
+//  - a CTranslate2 int8 model's matrices (ct2_int8.h) become Q8_0 at load,
+//    their 8-bit values kept, whatever the format asked.
 #include <cstdint>
 #include <map>
 #include <string>
