@@ -2,8 +2,9 @@
 // Unmasked attention of a whole sequence over itself, one head at a time: an
 // encoder's self-attention (Whisper: 1500 positions). Per block of query rows,
 //   scores = scale * q K^T,  softmax per row,  out = scores V,
-// both products in a 4 x 16 (AVX-512: 8 x 16) register-tiled kernel that broadcasts the left
-// operand and streams 16 columns of the right one: K^T is packed once per
+// both products in register-tiled kernels that broadcast the left operand and
+// stream 16 to 64 columns of the right one (8 rows x 32 columns with AVX-512;
+// a decoder's one or two queries a cross-attention take 64): K^T is packed once per
 // head ([head_dim][len16], zero-padded to a multiple of 16 positions) so that
 // both products read their right operand row by row. A block's scores (rows x
 // len16 floats) stay in cache between the two products.
