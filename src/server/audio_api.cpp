@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "common/error.h"
+#include "tokenizer/utf8.h"
 #include "whisper/whisper_tokenizer.h"
 
 namespace rayo::server {
@@ -56,7 +57,10 @@ AudioRequest parse_audio_request(AudioTask task, const std::multimap<std::string
       throw ApiError(400, "unknown language '" + *f + "' (ISO-639-1 codes such as en, de, fr, es, zh, ja)", "language");
     r.options.language = *f;
   }
-  if (const std::string* f = field(fields, "prompt"); f && !f->empty()) r.options.initial_prompt = *f;
+  if (const std::string* f = field(fields, "prompt"); f && !f->empty()) {
+    if (!tokenizer::is_valid_utf8(*f)) throw ApiError(400, "prompt is not valid UTF-8", "prompt");
+    r.options.initial_prompt = *f;
+  }
   r.options.temperatures = fallback_temperatures(0.0);
   if (const std::string* f = field(fields, "temperature")) r.options.temperatures = fallback_temperatures(parse_temperature(*f));
   for (const char* name : {"timestamp_granularities[]", "timestamp_granularities"}) {

@@ -7,6 +7,7 @@
 
 #include "audio/mel_window.h"
 #include "common/error.h"
+#include "tokenizer/utf8.h"
 
 namespace rayo::whisper {
 namespace {
@@ -178,6 +179,8 @@ Transcript transcribe(WhisperRunner& runner, const WhisperTokenizer& tokenizer, 
   if (options.temperatures.empty()) fail("no temperatures to decode at");
   if (options.task != "transcribe" && options.task != "translate")
     fail("unknown task '", options.task, "' (Whisper's tasks are transcribe and translate)");
+  if (options.initial_prompt && !tokenizer::is_valid_utf8(*options.initial_prompt))
+    fail("the initial prompt is not valid UTF-8");
   if (static_cast<uint32_t>(mel.n_mels()) != runner.spec().n_mels)
     fail("the log-mel has ", mel.n_mels(), " mel bands, the Whisper model takes ", runner.spec().n_mels);
 

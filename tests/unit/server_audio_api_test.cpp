@@ -71,6 +71,7 @@ TEST(ServerAudioApi, BadFieldsAreRefusedWithTheirParam) {
   EXPECT_EQ(error_of({{"response_format", "mp3"}}).param, "response_format");
   EXPECT_EQ(error_of({{"language", "xx"}}).param, "language");
   EXPECT_EQ(error_of({{"language", "english"}}).param, "language");
+  EXPECT_EQ(error_of({{"prompt", "caf\xe9"}}).param, "prompt");
   EXPECT_EQ(error_of({{"timestamp_granularities[]", "word"}}).param, "timestamp_granularities");
   EXPECT_EQ(error_of({{"timestamp_granularities[]", "segment"}, {"timestamp_granularities[]", "char"}}).param,
             "timestamp_granularities");

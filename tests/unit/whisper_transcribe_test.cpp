@@ -461,6 +461,17 @@ TEST(WhisperTranscribe, InitialPromptIsEncodedAfterASpace) {
   EXPECT_EQ(runner.prompts[0].at(0), expected);
   ASSERT_EQ(t.segments.size(), 1u);
   EXPECT_EQ(t.segments[0].text, " The");
+
+  // A prompt that is not UTF-8 is refused before anything is decoded.
+  o.initial_prompt = "caf\xe9 names";
+  const size_t windows = runner.prompts.size();
+  try {
+    transcribe(runner, tokenizer, clip(500), o);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "the initial prompt is not valid UTF-8");
+  }
+  EXPECT_EQ(runner.prompts.size(), windows);
 }
 
 TEST(WhisperTranscribe, CompressionRatioIsZlibsAsPythonComputesIt) {
