@@ -126,6 +126,11 @@ class Backend {
   virtual void init_kv_cache(const KvCacheConfig& config) = 0;
   // Prepares a planned graph (its weights, its arena). Called once per graph.
   virtual void prepare(const Graph& graph) = 0;
+  // Whether the matrix at these weight bytes is multiplied, in every graph
+  // prepared from now on too, from a copy this backend made when a graph
+  // using it was prepared: then the bytes are not read again as a matrix, and
+  // their owner may let them go if nothing else reads them.
+  virtual bool holds_matrix_copy(const void* weight_data) const { return false; }
 
   // One step: begin, run every node in order, end.
   virtual void begin_step(const Graph& graph, const StepInputs& inputs) = 0;

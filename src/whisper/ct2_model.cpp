@@ -165,6 +165,13 @@ Ct2Model Ct2Model::assemble(std::string name, std::string spec_name, uint32_t sp
   return m;
 }
 
+void Ct2Model::discard(const Ct2Variable& v) const {
+  if (buffers_.empty()) return;
+  const auto i = static_cast<size_t>(&v - variables_.data());
+  RAYO_CHECK(i < buffers_.size(), "variable '", v.name, "' is not one of ", path_, "'s");
+  buffers_[i].discard();
+}
+
 const Ct2Variable* Ct2Model::find(std::string_view name) const {
   for (const auto& v : variables_)
     if (v.name == name) return &v;

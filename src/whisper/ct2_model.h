@@ -75,6 +75,10 @@ class Ct2Model {
   void drop_pages(const Ct2Variable& v) const {
     if (mapped()) mapping_.drop_pages(v.bytes);
   }
+  // An assembled model's variable that will not be read again: its memory
+  // goes (AlignedBuffer::discard: a read by mistake faults). No-op for a
+  // model with an image (mapped or from bytes).
+  void discard(const Ct2Variable& v) const;
   uint32_t version() const { return version_; }
   const std::string& spec_name() const { return spec_name_; }  // "WhisperSpec"
   uint32_t spec_revision() const { return revision_; }
@@ -96,7 +100,7 @@ class Ct2Model {
   std::string path_;
   MappedFile mapping_;
   std::vector<uint8_t> owned_;
-  std::vector<AlignedBuffer> buffers_;  // an assembled model's variables
+  mutable std::vector<AlignedBuffer> buffers_;  // an assembled model's variables (discard() lets one go)
   std::span<const uint8_t> bytes_;
   uint32_t version_ = 0;
   std::string spec_name_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <set>
 
 #include "audio/mel_window.h"
 #include "common/error.h"
@@ -57,7 +58,13 @@ GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRun
   encoder_config_.max_tokens = s.n_audio_ctx;
   encoder_config_.max_frames = 2 * s.n_audio_ctx;
   encoder_config_.max_outputs = 1;
-  engine_->graph(encoder_config_);  // built (its weights prepared) now, not at the first window
+  // Both graphs built (their weights prepared) now, not at the first window
+  // and token; after each, the store's copies that the backend has copies of
+  // let go (before the decoder's are made: a lower peak).
+  engine_->graph(encoder_config_);
+  release_store_copies();
+  decoder_for(1);
+  release_store_copies();
   encoder_tokens_.assign(s.n_audio_ctx, 0);
   encoder_seq_.assign(s.n_audio_ctx, 0);
   encoder_positions_.resize(s.n_audio_ctx);
@@ -65,6 +72,34 @@ GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRun
 }
 
 GraphWhisperRunner::~GraphWhisperRunner() = default;
+
+// The store's copies (weights quantized at load, floats copied for alignment)
+// of the matrices the backend now multiplies from copies of its own are not
+// read again: their memory goes (synthetic large-v3, int8, on the CPU: 1.6 GB,
+// the Q8_0 matrices beside their repacked copies). Other decoder graphs (more
+// tokens a step) have the same nodes and weights: the backend's copies serve
+// them. Kept: whatever a node reads other than as its matrix (the token
+// embedding, which the logits also multiply by; norms, biases, positions).
+// A matrix the backend has not prepared yet counts as read: its copy stays
+// until a later call. The graphs looked at are built afresh (no arena, no
+// preparing), so that both are seen whichever the backend has prepared.
+void GraphWhisperRunner::release_store_copies() {
+  std::set<const void*> held, read;
+  for (const graph::Graph& g : {build(encoder_config_), build(decoder_config(1))}) {
+    for (const graph::Node& n : g.nodes()) {
+      const std::vector<int> matrices = graph::matrix_weights(n);
+      std::vector<int> uses = {n.weight, n.rope.freq_factors};
+      uses.insert(uses.end(), std::begin(n.aux), std::end(n.aux));
+      for (const int w : uses) {
+        if (w < 0) continue;
+        const void* data = g.weights()[w].data;
+        const bool matrix = std::find(matrices.begin(), matrices.end(), w) != matrices.end();
+        (matrix && engine_->backend().holds_matrix_copy(data) ? held : read).insert(data);
+      }
+    }
+  }
+  weights_.release_copies(held, read);
+}
 
 // The encoder's graph (the configuration with input frames) or a decoder step's.
 graph::Graph GraphWhisperRunner::build(const graph::GraphConfig& config) const {
@@ -113,14 +148,16 @@ void GraphWhisperRunner::release(Slot& slot) {
   slot = Slot{};
 }
 
-graph::Executor& GraphWhisperRunner::decoder_for(int64_t n_tokens) {
+graph::GraphConfig GraphWhisperRunner::decoder_config(int64_t n_tokens) const {
   int64_t bucket = 8;
   while (bucket < n_tokens) bucket *= 2;
   graph::GraphConfig config;
   config.max_tokens = bucket;
   config.max_outputs = max_sequences_ + 1;
-  return engine_->graph(config);
+  return config;
 }
+
+graph::Executor& GraphWhisperRunner::decoder_for(int64_t n_tokens) { return engine_->graph(decoder_config(n_tokens)); }
 
 void GraphWhisperRunner::decode(std::span<const std::vector<int32_t>> sequences, std::vector<float>& logits,
                                 int32_t extra_position, std::vector<float>* extra_logits) {

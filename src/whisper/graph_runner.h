@@ -49,6 +49,8 @@ class GraphWhisperRunner final : public WhisperRunner {
   int n_threads() const { return choice_.n_threads; }
   // The backend the steps run on (its counters: transfers and launches per window).
   graph::Backend& backend() { return engine_->backend(); }
+  // Bytes of weights this runner keeps copies of beside the backend's (WeightStore::copy_bytes).
+  size_t weight_copy_bytes() const { return weights_.copy_bytes(); }
 
  private:
   struct Slot {
@@ -56,7 +58,10 @@ class GraphWhisperRunner final : public WhisperRunner {
     std::vector<int32_t> tokens;  // whose keys and values the blocks hold
     std::vector<int32_t> blocks;
   };
+  // A decoder step of up to n_tokens tokens: its configuration (a bucket of 8, 16, 32 ...), its graph.
+  graph::GraphConfig decoder_config(int64_t n_tokens) const;
   graph::Executor& decoder_for(int64_t n_tokens);
+  void release_store_copies();
   graph::Graph build(const graph::GraphConfig& config) const;
   int free_slot();
   int32_t take_block();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <string_view>
 #include <vector>
@@ -104,6 +105,41 @@ WeightStore::WeightStore(const Ct2Model& model, WeightFormat format, int n_threa
   for (int t = 1; t < std::max(1, n_threads); ++t) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
+}
+
+size_t WeightStore::release_copies(const std::set<const void*>& held, const std::set<const void*>& read) {
+  // Whether some pointer of the set lies in [begin, begin + size).
+  const auto points_into = [](const std::set<const void*>& pointers, const void* begin, size_t size) {
+    const auto first = pointers.lower_bound(begin);
+    return first != pointers.end() && std::less<const void*>()(*first, static_cast<const std::byte*>(begin) + size);
+  };
+  const auto releasable = [&](const void* begin, size_t size) {
+    return points_into(held, begin, size) && !points_into(read, begin, size);
+  };
+  size_t released = 0;
+  for (auto& [variable, copy] : copies_) {
+    if (copy.released || !releasable(copy.bytes.data(), copy.bytes.size())) continue;
+    copy.bytes.discard();
+    copy.released = true;
+    released += copy.bytes.size();
+  }
+  // An assembled model's variables (a whisper.cpp file's) are memory of the
+  // model's own, read in place: the same holds for them.
+  if (!model_.mapped())
+    for (const Ct2Variable& v : model_.variables()) {
+      if (copies_.count(&v) || released_in_model_.count(&v) || !releasable(v.bytes.data(), v.bytes.size())) continue;
+      model_.discard(v);
+      released_in_model_.insert(&v);
+      released += v.bytes.size();
+    }
+  return released;
+}
+
+size_t WeightStore::copy_bytes() const {
+  size_t bytes = 0;
+  for (const auto& [variable, copy] : copies_)
+    if (!copy.released) bytes += copy.bytes.size();
+  return bytes;
 }
 
 const std::byte* WeightStore::data(const Ct2Variable& v) const {

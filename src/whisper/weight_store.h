@@ -11,9 +11,12 @@
 //    CPU kernels; the vectors (norms, biases, positions) keep their type, and
 //    so do a whisper.cpp file's quantized matrices (already 4 to 8 bits);
 //  - a CTranslate2 int8 model's matrices (ct2_int8.h) become Q8_0 at load,
-//    their 8-bit values kept, whatever the format asked.
+//    their 8-bit values kept, whatever the format asked;
+//  - once a backend multiplies a matrix from a copy of its own (the CPU's
+//    repacked one), this store's copy of it can go (release_copies).
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 #include "common/aligned_buffer.h"
@@ -38,13 +41,24 @@ class WeightStore {
   // Whether those bytes are in the file's mapping (not a copy, nor a model made in memory).
   bool in_file(const Ct2Variable& v) const { return model_.mapped() && !copies_.count(&v); }
 
+  // Lets go of every copy that some pointer in `held` points into (bytes a
+  // backend multiplies from a copy of its own) and none in `read` does (bytes
+  // something reads as they are): nothing reads it again, and a read by
+  // mistake faults (AlignedBuffer::discard). The same for an assembled
+  // model's own variables (Ct2Model::discard). Returns the bytes let go.
+  size_t release_copies(const std::set<const void*>& held, const std::set<const void*>& read);
+  // Bytes of the copies not let go.
+  size_t copy_bytes() const;
+
  private:
   struct Copy {
     AlignedBuffer bytes;
     TensorType type;
+    bool released = false;
   };
   const Ct2Model& model_;
   std::map<const Ct2Variable*, Copy> copies_;
+  std::set<const Ct2Variable*> released_in_model_;  // an assembled model's variables let go
 };
 
 }  // namespace rayo::whisper

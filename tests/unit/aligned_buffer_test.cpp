@@ -1,7 +1,7 @@
 // AlignedBuffer: zero-filled and aligned whatever its size; a large one is
 // mapped memory that takes no resident pages until written (a KV cache sized
 // for every slot's whole context costs what a run writes); moves hand over
-// the memory.
+// the memory; discarded contents give their memory back.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -76,6 +76,25 @@ TEST(AlignedBuffer, LargeBuffersTakeMemoryOnlyWhereWritten) {
   const int64_t written = resident_bytes();
   EXPECT_GT(written - before, int64_t{48} << 20);
   EXPECT_LT(written - before, int64_t{112} << 20);
+}
+
+TEST(AlignedBuffer, DiscardedContentsGiveTheirMemoryBackAndCannotBeRead) {
+  const size_t bytes = size_t{64} << 20;
+  const int64_t before = resident_bytes();
+  AlignedBuffer b(bytes);
+  for (size_t i = 0; i < bytes; i += 4096) b.data()[i] = std::byte{1};
+  EXPECT_GT(resident_bytes() - before, int64_t{56} << 20);
+  const std::byte* p = b.data();
+  b.discard();
+  EXPECT_LT(resident_bytes() - before, int64_t{8} << 20) << "the discarded pages stayed resident";
+  EXPECT_EQ(b.data(), p);
+  EXPECT_EQ(b.size(), bytes);
+  EXPECT_DEATH((void)*static_cast<const volatile std::byte*>(b.data() + 4096), "") << "a discarded page read back";
+
+  AlignedBuffer small(1000);
+  small.data()[10] = std::byte{3};
+  small.discard();  // too small to be mapped: kept as it is
+  EXPECT_EQ(small.data()[10], std::byte{3});
 }
 
 }  // namespace

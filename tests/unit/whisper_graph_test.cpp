@@ -123,6 +123,35 @@ TEST_F(WhisperGraph, ACudaChoiceWithoutAGpuRunsOnTheCpusF32Cache) {
   EXPECT_EQ(a, b);
 }
 
+// With int8 weights every matrix is quantized at load, then repacked by the
+// CPU backend: the runner lets its Q8_0 copies go but the token embedding's,
+// whose rows the embedding op reads (the logits multiply by its repacked copy).
+// The greedy tokens stay those of the float runner's first steps.
+TEST_F(WhisperGraph, Int8RunnerKeepsOnlyTheEmbeddingsCopyOfItsQuantizedMatrices) {
+  GraphWhisperRunner int8(*files_, GraphRunnerOptions{{"cpu", 2}, 1, WeightFormat::Int8});
+  const WhisperSpec& spec = files_->spec;
+  // Kept as well: the copies (for alignment) of the position tables and of
+  // the norms and biases (about 0.2 MB), which the kernels read as they are.
+  const size_t embedding_q8_0 = spec.n_vocab * (spec.n_text_state / 32) * 34;
+  size_t positions = 0;
+  for (const char* name : {"encoder/position_encodings/encodings", "decoder/position_encodings/encodings"})
+    positions += files_->model.get(name).bytes.size();
+  EXPECT_GE(int8.weight_copy_bytes(), embedding_q8_0);
+  EXPECT_LT(int8.weight_copy_bytes(), embedding_q8_0 + positions + (size_t{512} << 10))
+      << "the encoder's and decoder's Q8_0 matrices (about 15 MB) are still held";
+  int8.encode(*window_);
+  std::vector<std::vector<int32_t>> seqs{{kSot, kNoTimestamps}};
+  std::vector<float> logits;
+  for (const int32_t expected : {16314, 11, 644, 30, 1400}) {  // " Wait, what? No,"
+    int8.decode(seqs, logits);
+    for (int32_t id : spec.suppress_ids) logits[id] = -INFINITY;
+    for (size_t id = spec.no_timestamps; id < logits.size(); ++id) logits[id] = -INFINITY;
+    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    ASSERT_EQ(next, expected);
+    seqs[0].push_back(next);
+  }
+}
+
 // The same logits whether a sequence's tokens come one step at a time, all at
 // once, or forked from another sequence's kept blocks (beam search).
 TEST_F(WhisperGraph, KeptAndForkedSequencesGiveTheLogitsOfAFullStep) {

@@ -186,6 +186,11 @@ void CpuBackend::prepare_matmul_weights(const Graph& graph) {
   for (size_t i = 0; i < todo.size(); ++i) matmul_weights_.emplace(todo[i]->data, std::move(prepared[i]));
 }
 
+bool CpuBackend::holds_matrix_copy(const void* weight_data) const {
+  const auto it = matmul_weights_.find(weight_data);
+  return it != matmul_weights_.end() && it->second.packed != nullptr;
+}
+
 const float* CpuBackend::f32_weight(const Graph& graph, int index) {
   const graph::Weight& w = graph.weights()[index];
   auto it = f32_weights_.find(w.data);

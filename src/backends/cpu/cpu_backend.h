@@ -25,6 +25,10 @@ class CpuBackend : public graph::Backend {
   std::vector<std::unique_ptr<graph::Pass>> passes() const override;
   void init_kv_cache(const graph::KvCacheConfig& config) override;
   void prepare(const graph::Graph& graph) override;
+  // True for the matrices repacked at load (the quantized and half formats):
+  // the kernels read only the packed copy while the instruction set stays the
+  // one of the load, as it does for a process (RAYO_CPU_ISA is read once).
+  bool holds_matrix_copy(const void* weight_data) const override;
   void begin_step(const graph::Graph& graph, const graph::StepInputs& inputs) override;
   void run(const graph::Graph& graph, const graph::Node& node) override;
   void end_step(const graph::Graph& graph) override {}
