@@ -60,11 +60,14 @@ GraphWhisperRunner::GraphWhisperRunner(const WhisperFiles& files, const GraphRun
   encoder_config_.max_outputs = 1;
   // Both graphs built (their weights prepared) now, not at the first window
   // and token; after each, the store's copies that the backend has copies of
-  // let go (before the decoder's are made: a lower peak).
+  // let go (before the decoder's are made: a lower peak). Which bytes the
+  // nodes read, and how, is seen on the graphs as built (no arena, not
+  // prepared), so that both are seen before the backend has prepared both.
+  const std::vector<graph::Graph> built = {build(encoder_config_), build(decoder_config(1))};
   engine_->graph(encoder_config_);
-  release_store_copies();
+  release_store_copies(built);
   decoder_for(1);
-  release_store_copies();
+  release_store_copies(built);
   encoder_tokens_.assign(s.n_audio_ctx, 0);
   encoder_seq_.assign(s.n_audio_ctx, 0);
   encoder_positions_.resize(s.n_audio_ctx);
@@ -81,11 +84,10 @@ GraphWhisperRunner::~GraphWhisperRunner() = default;
 // them. Kept: whatever a node reads other than as its matrix (the token
 // embedding, which the logits also multiply by; norms, biases, positions).
 // A matrix the backend has not prepared yet counts as read: its copy stays
-// until a later call. The graphs looked at are built afresh (no arena, no
-// preparing), so that both are seen whichever the backend has prepared.
-void GraphWhisperRunner::release_store_copies() {
+// until a later call.
+void GraphWhisperRunner::release_store_copies(std::span<const graph::Graph> graphs) {
   std::set<const void*> held, read;
-  for (const graph::Graph& g : {build(encoder_config_), build(decoder_config(1))}) {
+  for (const graph::Graph& g : graphs) {
     for (const graph::Node& n : g.nodes()) {
       const std::vector<int> matrices = graph::matrix_weights(n);
       std::vector<int> uses = {n.weight, n.rope.freq_factors};

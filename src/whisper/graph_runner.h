@@ -61,7 +61,7 @@ class GraphWhisperRunner final : public WhisperRunner {
   // A decoder step of up to n_tokens tokens: its configuration (a bucket of 8, 16, 32 ...), its graph.
   graph::GraphConfig decoder_config(int64_t n_tokens) const;
   graph::Executor& decoder_for(int64_t n_tokens);
-  void release_store_copies();
+  void release_store_copies(std::span<const graph::Graph> graphs);
   graph::Graph build(const graph::GraphConfig& config) const;
   int free_slot();
   int32_t take_block();

@@ -107,7 +107,7 @@ WeightStore::WeightStore(const Ct2Model& model, WeightFormat format, int n_threa
   for (auto& t : threads) t.join();
 }
 
-size_t WeightStore::release_copies(const std::set<const void*>& held, const std::set<const void*>& read) {
+void WeightStore::release_copies(const std::set<const void*>& held, const std::set<const void*>& read) {
   // Whether some pointer of the set lies in [begin, begin + size).
   const auto points_into = [](const std::set<const void*>& pointers, const void* begin, size_t size) {
     const auto first = pointers.lower_bound(begin);
@@ -116,12 +116,10 @@ size_t WeightStore::release_copies(const std::set<const void*>& held, const std:
   const auto releasable = [&](const void* begin, size_t size) {
     return points_into(held, begin, size) && !points_into(read, begin, size);
   };
-  size_t released = 0;
   for (auto& [variable, copy] : copies_) {
     if (copy.released || !releasable(copy.bytes.data(), copy.bytes.size())) continue;
     copy.bytes.discard();
     copy.released = true;
-    released += copy.bytes.size();
   }
   // An assembled model's variables (a whisper.cpp file's) are memory of the
   // model's own, read in place: the same holds for them.
@@ -130,9 +128,7 @@ size_t WeightStore::release_copies(const std::set<const void*>& held, const std:
       if (copies_.count(&v) || released_in_model_.count(&v) || !releasable(v.bytes.data(), v.bytes.size())) continue;
       model_.discard(v);
       released_in_model_.insert(&v);
-      released += v.bytes.size();
     }
-  return released;
 }
 
 size_t WeightStore::copy_bytes() const {

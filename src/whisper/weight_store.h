@@ -45,8 +45,8 @@ class WeightStore {
   // backend multiplies from a copy of its own) and none in `read` does (bytes
   // something reads as they are): nothing reads it again, and a read by
   // mistake faults (AlignedBuffer::discard). The same for an assembled
-  // model's own variables (Ct2Model::discard). Returns the bytes let go.
-  size_t release_copies(const std::set<const void*>& held, const std::set<const void*>& read);
+  // model's own variables (Ct2Model::discard).
+  void release_copies(const std::set<const void*>& held, const std::set<const void*>& read);
   // Bytes of the copies not let go.
   size_t copy_bytes() const;
 
