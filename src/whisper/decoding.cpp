@@ -358,13 +358,16 @@ void StepRules::apply(std::span<float> logits, std::span<const int32_t> generate
     }
   }
   if (check_timestamp_mass) {
-    // All the timestamps together likelier than the likeliest other token: a timestamp.
-    std::vector<float> log_probs(logits.begin(), logits.end());
-    log_softmax(log_probs);
-    const std::span<const float> all(log_probs);
-    const float text_max = *std::max_element(all.begin(), all.begin() + ts_begin);
-    const float timestamp_mass = log_sum_exp(all.subspan(ts_begin, std::min(ts_end, n) - ts_begin));
-    if (timestamp_mass > text_max) disable_range(0, ts_begin);
+    // All the timestamps together likelier than the likeliest other token: a
+    // timestamp. Compared in log-probabilities, logit - lse, as the reference
+    // does; but since rounding x - lse never reorders values, the likeliest
+    // text token's is its logit's, and only the timestamps' few are computed
+    // (not a copy of the whole vocabulary per step).
+    const float lse = log_sum_exp(logits);
+    const float text_max = cpu::row_max(logits.data(), ts_begin) - lse;
+    std::vector<float> ts(logits.begin() + ts_begin, logits.begin() + std::min(ts_end, n));
+    for (float& v : ts) v -= lse;
+    if (log_sum_exp(ts) > text_max) disable_range(0, ts_begin);
   }
 }
 
