@@ -13,14 +13,20 @@ namespace {
 
 using namespace rayo::cpu;
 
+std::vector<float> random_values(size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> dist;
+  std::vector<float> x(n);
+  for (float& f : x) f = dist(rng);
+  return x;
+}
+
 void BM_DenseAttentionHead(benchmark::State& state) {
   const int64_t len = state.range(0);
   const int d = 64;
   std::mt19937 rng(1);
-  std::normal_distribution<float> dist;
-  std::vector<float> q(len * d), k(len * d), v(len * d), out(len * d);
-  for (auto* x : {&q, &k, &v})
-    for (float& f : *x) f = dist(rng);
+  const std::vector<float> q = random_values(len * d, rng), k = random_values(len * d, rng),
+                           v = random_values(len * d, rng);
+  std::vector<float> out(len * d);
   const DenseHead head{q.data(), k.data(), v.data(), out.data(), d, len, d, 0.125f};
   std::vector<float> kt(d * dense_padded_len(len)), scores(32 * dense_padded_len(len));
   for (auto _ : state) {
@@ -39,10 +45,9 @@ void BM_CrossAttentionQueries(benchmark::State& state) {
   const int64_t rows = state.range(0), len = 1500;
   const int d = 64;
   std::mt19937 rng(1);
-  std::normal_distribution<float> dist;
-  std::vector<float> q(rows * d), k(len * d), v(len * d), out(rows * d);
-  for (auto* x : {&q, &k, &v})
-    for (float& f : *x) f = dist(rng);
+  const std::vector<float> q = random_values(rows * d, rng), k = random_values(len * d, rng),
+                           v = random_values(len * d, rng);
+  std::vector<float> out(rows * d);
   const DenseHead head{q.data(), k.data(), v.data(), out.data(), d, len, d, 0.125f};
   std::vector<float> kt(d * dense_padded_len(len)), scores(32 * dense_padded_len(len));
   pack_keys_transposed(head, kt.data());
@@ -63,15 +68,12 @@ void BM_CrossAttentionStep(benchmark::State& state) {
   const int64_t rows = state.range(0), len = 1500, padded = dense_padded_len(len);
   const int d = 64, heads = 6, layers = 4, width = heads * d;
   std::mt19937 rng(1);
-  std::normal_distribution<float> dist;
-  std::vector<float> q(rows * width), out(rows * width), scores(32 * padded);
-  std::vector<std::vector<float>> kt(layers), v(layers);
-  for (auto& x : q) x = dist(rng);
+  const std::vector<float> q = random_values(rows * width, rng);
+  std::vector<float> out(rows * width), scores(32 * padded);
+  std::vector<std::vector<float>> kt, v;
   for (int l = 0; l < layers; ++l) {
-    kt[l].resize(width * padded);
-    v[l].resize(len * width);
-    for (auto& x : kt[l]) x = dist(rng);
-    for (auto& x : v[l]) x = dist(rng);
+    kt.push_back(random_values(width * padded, rng));
+    v.push_back(random_values(len * width, rng));
   }
   for (auto _ : state) {
     for (int l = 0; l < layers; ++l)
